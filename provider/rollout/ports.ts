@@ -1,0 +1,117 @@
+// The two ports the rollout engine talks through. The rollout core depends only on these interfaces;
+// provider/kube and provider/talos implement them on the real client libraries. There is no fake
+// implementation: tests drive the real adapters against the simulated cluster (sim/).
+
+/** Role of a machine, as Kubernetes labels it (`node-role.kubernetes.io/control-plane`). */
+export type Role = "controlplane" | "worker";
+
+/** One machine of the workload cluster, as read live from its Kubernetes Node. */
+export interface Machine {
+  /** Kubernetes Node name; also how the machine is named in every status message. */
+  name: string;
+  role: Role;
+  /** Address used as the Talos `node` routing header (the Node's InternalIP). */
+  address: string;
+  /** Node condition Ready=True. */
+  ready: boolean;
+  /** `spec.unschedulable`. */
+  cordoned: boolean;
+  /** Talos version parsed from `status.nodeInfo.osImage` ("Talos (v1.13.2)"), e.g. "v1.13.2"; undefined if unknown. */
+  talosVersion?: string;
+  /** Machine set the machine belongs to (Omni: control-planes / workers / extra worker set id). */
+  machineSet: string;
+}
+
+/** A composed runner Job, ready to submit (built by provider/template/compose.ts). */
+export interface HealthcheckJob {
+  /** Healthcheck id: `idOverride` or `cluster-<cluster>-<name>`. */
+  id: string;
+  /** `talos-gate-<id>`. */
+  jobName: string;
+  namespace: string;
+  /** The complete batch/v1 Job object to create. */
+  job: Record<string, unknown>;
+  /** sha256 hex of the user's manifest text; also in the `talos-gate.dev/config-hash` annotation. */
+  configHash: string;
+  /** Retry interval of a failing check, in milliseconds (default 30 s). */
+  intervalMs: number;
+}
+
+/** Result of one healthcheck evaluation. */
+export type CheckOutcome =
+  | { state: "passed" }
+  | { state: "failed"; reason: string }
+  /** Still running when the evaluation was cut short (abort signal or deadline). */
+  | { state: "running"; reason: string };
+
+/** A held cluster lease; the holder renews it until released. */
+export interface Lease {
+  holder: string;
+  /** Aborted if renewal fails or another holder takes the lease over. */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+export interface KubeApi {
+  /** All machines of the cluster from the Kubernetes Nodes. */
+  listMachines(): Promise<Machine[]>;
+  /**
+   * Run one healthcheck with Omni's Job lifecycle: ensure the Job, observe it by watch until Complete or Failed,
+   * read the failure text, delete the Job and its pods. Resolves `running` if `signal` aborts first.
+   */
+  runCheck(check: HealthcheckJob, opts?: { signal?: AbortSignal }): Promise<CheckOutcome>;
+  /** Best-effort removal of every runner Job and pod (label `app.kubernetes.io/name=talos-gate-healthcheck`). */
+  sweepRunners(): Promise<{ jobs: number; pods: number }>;
+  cordon(node: string): Promise<void>;
+  /** Cordon + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming blockers. */
+  drain(node: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
+  uncordon(node: string): Promise<void>;
+  /** Take the per-cluster Lease, or throw at once naming the current holder. */
+  acquireLease(opts: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease>;
+  /** Mirror the live upgrade status (ConfigMap in kube-system), throttled by the caller. */
+  writeStatus(cluster: string, status: unknown): Promise<void>;
+  readStatus(cluster: string): Promise<unknown | undefined>;
+}
+
+/** Progress of one node upgrade, for progress lines. */
+export type NodeUpgradeStep =
+  | "pulling"
+  | "installing"
+  | "draining"
+  | "rebooting"
+  | "waiting"
+  | "back";
+
+export interface UpgradeNodeOptions {
+  /** Installer image, e.g. ghcr.io/siderolabs/installer:v1.13.2. */
+  image: string;
+  /** Version the node must report afterwards, e.g. "v1.13.2". */
+  targetVersion: string;
+  /** The node must be back (new boot id and target version) within this time. */
+  nodeTimeoutMs: number;
+  signal?: AbortSignal;
+  /** Called on the >= 1.13 path after install and before reboot (cordon + drain via the Kubernetes port). */
+  beforeReboot?: () => Promise<void>;
+  onStep?: (step: NodeUpgradeStep, detail?: string) => void;
+}
+
+export interface UpgradeNodeResult {
+  /** "lifecycle" (>= 1.13 on both sides) or "legacy". */
+  path: "lifecycle" | "legacy" | "none";
+  fromVersion: string;
+  toVersion: string;
+  oldBootId: string;
+  newBootId: string;
+}
+
+export interface TalosApi {
+  /** Talos version tag of the node, e.g. "v1.13.2". */
+  version(node: string, opts?: { signal?: AbortSignal }): Promise<string>;
+  bootId(node: string, opts?: { signal?: AbortSignal }): Promise<string>;
+  /**
+   * Upgrade one node and wait until it is back with a new boot id and the target version. Idempotent: a node already
+   * at the target is not touched (path "none"). A node that comes back on another version is an error.
+   */
+  upgradeNode(node: string, opts: UpgradeNodeOptions): Promise<UpgradeNodeResult>;
+  close(): void;
+}
