@@ -1,0 +1,285 @@
+// Every user-visible string of the rollout: status / step texts (Omni's exact wording, §3.4 and §4.5), plan lines,
+// progress lines, and error reasons. PURE.
+
+import { goQuote } from "./goquote";
+import type { Plan, SkippedMachine, Wave, RolloutMode } from "./plan";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Text helpers
+
+/** Omni's truncation limit for a healthcheck failure detail, in UTF-8 bytes. */
+export const REASON_LIMIT_BYTES = 256;
+
+function utf8Length(cp: number): number {
+  if (cp >= 0xd800 && cp <= 0xdfff) return 3; // a lone surrogate encodes as U+FFFD
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+/** UTF-8 byte length of a string (lone surrogates count as U+FFFD, as TextEncoder encodes them). */
+export function utf8ByteLength(s: string): number {
+  let n = 0;
+  for (const ch of s) n += utf8Length(ch.codePointAt(0)!);
+  return n;
+}
+
+/**
+ * Omni's `truncate`: a text longer than 256 bytes keeps its first 256 bytes and gets "..." appended. Unlike Omni,
+ * the cut never splits a UTF-8 character: it backs off to the last whole character (so the result is at most
+ * 259 bytes, valid UTF-8, and starts with a prefix of the input).
+ */
+export function truncateReason(s: string, limit = REASON_LIMIT_BYTES): string {
+  if (utf8ByteLength(s) <= limit) return s;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of s) {
+    const n = utf8Length(ch.codePointAt(0)!);
+    if (bytes + n > limit) break;
+    bytes += n;
+    end += ch.length;
+  }
+  return s.slice(0, end) + "...";
+}
+
+/** Omni's single-line form of a failure text: every whitespace run becomes one space, ends trimmed. */
+export function singleLine(s: string): string {
+  return s.split(/\s+/u).filter((p) => p !== "").join(" ");
+}
+
+/** Go's time.Duration.String() rounded to whole seconds ("41s", "2m5s", "1h0m0s"); below 1s in ms ("350ms"). */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) ms = 0;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// TalosUpgradeStatus: status and step (Omni §3.4, §3.5, §4.5)
+
+/** Omni's `status` while upgrading: "updating machines <current>/<total>", or "updating" with nothing pending. */
+export function statusUpdating(current: number, total: number, pending: number): string {
+  return pending === 0 ? "updating" : `updating machines ${current}/${total}`;
+}
+
+/** Omni's `status` while reverting: "reverting update <current>/<total>". */
+export function statusReverting(current: number, total: number): string {
+  return `reverting update ${current}/${total}`;
+}
+
+/** Omni's `current = min(total − pending + 1, total)`. */
+export function currentMachineNumber(total: number, pending: number): number {
+  return Math.min(total - pending + 1, total);
+}
+
+/** "current machine: cp-1" / "current machines: w-1, w-2" (ids in listing order). */
+export function stepCurrentMachines(names: readonly string[]): string {
+  return `current ${names.length === 1 ? "machine" : "machines"}: ${names.join(", ")}`;
+}
+
+export const STEP_NO_MACHINES_UPGRADING = "no machines are currently upgrading";
+export const STEP_WAITING_FOR_READY = "waiting for the cluster to be ready";
+/** Detail of a healthcheck whose Job has not finished yet. */
+export const CHECK_WAITING_TO_COMPLETE = "waiting to complete";
+export const HEALTHCHECKS_PREFIX = "waiting for healthchecks to pass: ";
+
+/** One contribution to the healthcheck step: `"<id>": <detail>` with the id Go-quoted and the detail truncated. */
+export function healthcheckContribution(id: string, detail: string): string {
+  return `${goQuote(id)}: ${truncateReason(detail)}`;
+}
+
+/** `waiting for healthchecks to pass: "<id>": <detail>; "<id2>": <detail2>` over the non-passed checks. */
+export function healthcheckStep(entries: ReadonlyArray<{ id: string; detail: string }>): string {
+  return HEALTHCHECKS_PREFIX + entries.map((e) => healthcheckContribution(e.id, e.detail)).join("; ");
+}
+
+/** Omni's failure fallback when no container left a message: `<reason>[: <message>]`. */
+export function jobConditionReason(reason: string | undefined, message: string | undefined): string {
+  const r = reason && reason !== "" ? reason : "healthcheck job failed";
+  return message && message !== "" ? `${r}: ${message}` : r;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors of planning and of versions
+
+export function invalidVersion(what: string, text: string): string {
+  return `invalid ${what} ${JSON.stringify(text)}: expected a semantic version such as "v1.13.2" or "1.13.0-beta.1"`;
+}
+
+export function invalidParallelism(field: string, value: unknown): string {
+  return `invalid strategy.${field} ${JSON.stringify(value)}: expected a whole number of machines, at least 1`;
+}
+
+export function duplicateMachine(name: string): string {
+  return `machine ${JSON.stringify(name)} is listed twice; every Kubernetes node name must be unique`;
+}
+
+export function duplicateOrderEntry(name: string): string {
+  return `strategy.order lists node ${JSON.stringify(name)} twice; list each node at most once`;
+}
+
+export function unknownOrderEntry(name: string, known: readonly string[]): string {
+  return `strategy.order names node ${JSON.stringify(name)}, which is not in the cluster; known nodes: ${known.join(", ")}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Plan lines (`talos-gate plan`, Pulumi preview diff)
+
+function versionHop(from: string | undefined, to: string): string {
+  return `${from ?? "unknown"} → ${to}`;
+}
+
+function groupLabel(w: Pick<Wave, "role" | "machineSet">): string {
+  return w.machineSet !== undefined ? `${w.role}, set ${w.machineSet}` : w.role;
+}
+
+export function planHeadline(plan: Plan): string {
+  if (plan.mode === "done") return `nothing to do: all ${plural(plan.total, "machine")} are on ${plan.target}`;
+  const verb = plan.mode === "reverting" ? "revert" : "upgrade";
+  const parts = [`${verb} ${plan.pending} of ${plural(plan.total, "machine")} to ${plan.target} in ${plural(plan.waves.length, "wave")}`];
+  if (plan.skipped.length) parts.push(`${plan.skipped.length} already on ${plan.target}`);
+  if (plan.mode === "reverting") parts.push("not gated (reverting to the last converged version)");
+  return parts.join(", ");
+}
+
+export function planWaitingForReady(notReady: readonly string[]): string {
+  return `${STEP_WAITING_FOR_READY}: not ready: ${notReady.join(", ")}`;
+}
+
+/** "1. cp-1 (controlplane) v1.12.3 → v1.13.2, gated by: cluster-prod-ceph". */
+export function planWaveLine(w: Wave, _totalWaves: number, mode: RolloutMode): string {
+  const froms = new Set(w.machines.map((m) => m.from ?? "unknown"));
+  let body: string;
+  if (froms.size === 1) {
+    body = `${w.machines.map((m) => m.name).join(", ")} (${groupLabel(w)}) ${versionHop(w.machines[0].from, w.machines[0].to)}`;
+  } else {
+    body = `${w.machines.map((m) => `${m.name} ${versionHop(m.from, m.to)}`).join(", ")} (${groupLabel(w)})`;
+  }
+  const gate = w.gatedBy.length ? `, gated by: ${w.gatedBy.join(", ")}` : mode === "reverting" ? ", not gated" : "";
+  return `${w.index}. ${body}${gate}`;
+}
+
+/** "skip w-3 (worker): already on v1.13.2". */
+export function planSkippedLine(s: SkippedMachine): string {
+  return `skip ${s.name} (${s.role}): already on ${s.version}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Progress lines (one per transition)
+
+export function progressPrefix(cluster: string): string {
+  return `[talos-gate/${cluster}] `;
+}
+
+export function progressRunStarted(mode: RolloutMode, pending: number, total: number, target: string, waves: number): string {
+  if (mode === "done") return `nothing to do: all ${plural(total, "machine")} are on ${target}`;
+  const verb = mode === "reverting" ? "reverting" : "upgrading";
+  const tail = mode === "reverting" ? " (not gated)" : "";
+  return `${verb} ${pending} of ${plural(total, "machine")} to ${target} in ${plural(waves, "wave")}${tail}`;
+}
+
+export function progressWaitingForReady(notReady: readonly string[]): string {
+  return notReady.length ? `${STEP_WAITING_FOR_READY}: not ready: ${notReady.join(", ")}` : STEP_WAITING_FOR_READY;
+}
+
+export const PROGRESS_CLUSTER_READY = "cluster ready";
+
+export function progressGateStarted(wave: number, waves: number, checks: number, attempt: number): string {
+  return `gate before wave ${wave}/${waves}: running ${plural(checks, "healthcheck")} (attempt ${attempt})`;
+}
+
+export function progressCheckPassed(id: string): string {
+  return `healthcheck ${goQuote(id)} passed`;
+}
+
+/** `gate held: "cluster-prod-ceph": ceph is not healthy (attempt 3, next in 30s)`; details single-line, truncated. */
+export function progressGateHeld(entries: ReadonlyArray<{ id: string; detail: string }>, attempt: number, retryInMs: number): string {
+  const list = entries.map((e) => healthcheckContribution(e.id, singleLine(e.detail))).join("; ");
+  return `gate held: ${list} (attempt ${attempt}, next in ${formatDuration(retryInMs)})`;
+}
+
+export function progressGatePassed(passed: number, attempt: number): string {
+  return `gate open: ${passed}/${passed} ${passed === 1 ? "healthcheck" : "healthchecks"} passed (attempt ${attempt})`;
+}
+
+export function progressWaveStarted(wave: number, waves: number, names: readonly string[], label: string): string {
+  return `wave ${wave}/${waves}: ${names.join(", ")} (${label})`;
+}
+
+export function progressWaveDone(wave: number, waves: number): string {
+  return `wave ${wave}/${waves} done`;
+}
+
+/** "node cp-1: upgrading v1.12.3 → v1.13.2 (1/5)". */
+export function progressNodeStarted(node: string, from: string | undefined, to: string, n: number, total: number): string {
+  return `node ${node}: upgrading ${versionHop(from, to)} (${n}/${total})`;
+}
+
+export function progressNodeStep(node: string, step: string, detail?: string): string {
+  return `node ${node}: ${step}${detail ? ` (${singleLine(detail)})` : ""}`;
+}
+
+/** "node cp-1: back on v1.13.2 after 41s". */
+export function progressNodeBack(node: string, version: string, durationMs: number | undefined): string {
+  return `node ${node}: back on ${version}${durationMs !== undefined ? ` after ${formatDuration(durationMs)}` : ""}`;
+}
+
+export function progressNodeFailed(node: string, reason: string): string {
+  return `node ${node}: failed: ${truncateReason(singleLine(reason))}`;
+}
+
+export function progressRunFinished(total: number, target: string, durationMs: number | undefined): string {
+  return `done: all ${plural(total, "machine")} on ${target}${durationMs !== undefined ? ` after ${formatDuration(durationMs)}` : ""}`;
+}
+
+export function progressRunFailed(reason: string): string {
+  return `failed: ${truncateReason(singleLine(reason))}`;
+}
+
+export function labelForWave(w: Pick<Wave, "role" | "machineSet">): string {
+  return groupLabel(w);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reasons a run ends with phase Failed (status.error; collapsed and truncated by the reducer)
+
+const RESUME = "run `pulumi up` again to resume from the first node not on the target";
+
+export function reasonHoldTimeout(holdTimeoutMs: number, wave: number, waves: number, heldBy: string): string {
+  return `healthchecks held the upgrade longer than holdTimeout ${formatDuration(holdTimeoutMs)} before wave ${wave}/${waves}: ${heldBy}; fix the failing checks or raise holdTimeout, then ${RESUME}`;
+}
+
+export function reasonNotReadyTimeout(holdTimeoutMs: number, notReady: readonly string[]): string {
+  return `the cluster was not ready within holdTimeout ${formatDuration(holdTimeoutMs)} (not ready: ${notReady.join(", ")}); make the nodes Ready or raise holdTimeout, then ${RESUME}`;
+}
+
+export function reasonNodeTimeout(node: string, target: string, nodeTimeoutMs: number, detail: string): string {
+  return `node ${node} was not back on ${target} within nodeTimeout ${formatDuration(nodeTimeoutMs)}: ${detail}; inspect the node (talosctl dmesg, talosctl version), then ${RESUME}`;
+}
+
+export function reasonNodeFailed(node: string, detail: string): string {
+  return `upgrade of node ${node} failed: ${detail}; the node is not retried automatically: inspect it (talosctl dmesg, talosctl version), then ${RESUME}`;
+}
+
+export function reasonCancelled(beforeNode: string | undefined, done: number, total: number): string {
+  const where = beforeNode !== undefined ? ` before node ${beforeNode}` : "";
+  return `upgrade cancelled${where} (${done}/${total} machines on the target); ${RESUME}`;
+}
+
+export function reasonLeaseLost(cluster: string): string {
+  return `lost the rollout lease of cluster ${cluster} (renewal failed or another holder took it over); stopped before the next node; ${RESUME}`;
+}
+
+export function reasonNotReadyAfterUpgrade(node: string, timeoutMs: number): string {
+  return `node ${node} did not become Ready within nodeTimeout ${formatDuration(timeoutMs)} after its upgrade; ${RESUME}`;
+}
+
+export function reasonNodeWrongVersion(node: string, actual: string | undefined, target: string): string {
+  return `node ${node} came back on ${actual ?? "an unknown version"} instead of ${target}; the node is not retried automatically: inspect it, then ${RESUME}`;
+}

@@ -1,0 +1,264 @@
+// Pure rollout planning: which machines are upgraded, in which order, in which waves, and which healthchecks gate
+// each wave. PURE: no I/O. Deterministic for the same input.
+//
+// Rules (Omni §3.4, §3.5, §3.9, extended for a sequential provider):
+// - Control planes first, strictly one at a time, before any worker.
+// - Workers grouped per role (one group, parallelism `workerParallelism`, default 1) or per machine set
+//   (parallelism from `machineSetParallelism[set]`, else `workerParallelism`, else 1); sets in name order.
+// - Within a group: names listed in `order` first, in that order; then the rest sorted by name.
+// - quota = parallelism − notReady (cluster-wide not-ready machines), except when reverting. A group whose quota is
+//   ≤ 0 cannot start until the cluster is ready: it is planned one machine per wave and the plan says it is waiting.
+// - Machines already at the target are skipped. Every wave is gated by all healthchecks, except when reverting.
+
+import type { Role } from "./ports";
+import * as msg from "./messages";
+import { isValidVersion, normalizeVersion, sameVersion } from "./version";
+
+export type RolloutMode = "upgrading" | "reverting" | "done";
+
+/** What planning needs of a machine (a `Machine` from ports.ts fits). */
+export interface PlanMachine {
+  name: string;
+  role: Role;
+  /** Running Talos version; undefined if unknown (then the machine is planned, never skipped). */
+  talosVersion?: string;
+  ready: boolean;
+  machineSet: string;
+}
+
+export interface RolloutStrategy {
+  /** Machines per worker wave (default 1). Control planes are always one at a time. */
+  workerParallelism?: number;
+  /** Machines per wave for the named worker machine sets; implies grouping workers by machine set. */
+  machineSetParallelism?: Record<string, number>;
+  /** Group worker waves per role (default) or per machine set (default when `machineSetParallelism` is given). */
+  groupWorkersBy?: "role" | "machineSet";
+  /** Node names to upgrade first, in this order (within their role / machine set); the rest follow by name. */
+  order?: readonly string[];
+}
+
+export interface PlanInput {
+  machines: readonly PlanMachine[];
+  targetVersion: string;
+  strategy?: RolloutStrategy;
+  /** Healthcheck ids, in evaluation order; they gate every wave unless reverting. */
+  healthchecks?: readonly string[];
+  /** Version the whole cluster last converged to (status.lastUpgradeVersion); drives revert detection. */
+  lastUpgradeVersion?: string;
+  /** Force the mode instead of detecting it with `detectMode`. */
+  mode?: "upgrading" | "reverting";
+}
+
+export interface PlannedMachine {
+  name: string;
+  role: Role;
+  machineSet: string;
+  /** Running version, undefined if unknown. */
+  from?: string;
+  to: string;
+  ready: boolean;
+}
+
+export interface Wave {
+  /** 1-based position in the plan ("wave 2/4"). */
+  index: number;
+  role: Role;
+  /** Set when workers are grouped per machine set. */
+  machineSet?: string;
+  machines: PlannedMachine[];
+  /** Healthcheck ids that all must pass right before this wave starts; empty when reverting. */
+  gatedBy: string[];
+}
+
+export interface SkippedMachine {
+  name: string;
+  role: Role;
+  machineSet: string;
+  version: string;
+}
+
+export interface PlanGroup {
+  role: Role;
+  machineSet?: string;
+  parallelism: number;
+  /** parallelism − notReady (not when reverting); ≤ 0 means the group waits for the cluster to be ready. */
+  quota: number;
+  /** Machines per wave actually planned: max(1, quota). */
+  batchSize: number;
+}
+
+export interface Plan {
+  /** Normalised target ("v1.13.2"). */
+  target: string;
+  mode: RolloutMode;
+  lastUpgradeVersion?: string;
+  waves: Wave[];
+  skipped: SkippedMachine[];
+  /** All machines of the cluster (Omni's `total`). */
+  total: number;
+  /** Machines still to upgrade (sum over waves). */
+  pending: number;
+  /** Names of not-ready machines, sorted. */
+  notReady: string[];
+  groups: PlanGroup[];
+  /** Some group cannot start until the not-ready machines are ready again. */
+  waitingForReady: boolean;
+  healthchecks: string[];
+}
+
+/** Invalid planning input (bad version, parallelism, order); the message says what and how to fix it. */
+export class PlanError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PlanError";
+  }
+}
+
+/**
+ * Omni §3.4: every machine at the target → "done"; else the target equals the last converged version → "reverting"
+ * (rolling back is never gated and ignores not-ready machines in the quota); else "upgrading".
+ */
+export function detectMode(
+  machines: readonly Pick<PlanMachine, "talosVersion">[],
+  target: string,
+  lastUpgradeVersion?: string,
+): RolloutMode {
+  if (machines.every((m) => sameVersion(m.talosVersion, target))) return "done";
+  if (lastUpgradeVersion !== undefined && lastUpgradeVersion !== "" && sameVersion(target, lastUpgradeVersion)) {
+    return "reverting";
+  }
+  return "upgrading";
+}
+
+function checkParallelism(value: number | undefined, field: string): number {
+  if (value === undefined) return 1;
+  if (!Number.isInteger(value) || value < 1) throw new PlanError(msg.invalidParallelism(field, value));
+  return value;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+export function planRollout(input: PlanInput): Plan {
+  if (!isValidVersion(input.targetVersion)) throw new PlanError(msg.invalidVersion("target version", input.targetVersion));
+  const target = normalizeVersion(input.targetVersion);
+  const strategy = input.strategy ?? {};
+
+  const names = new Set<string>();
+  for (const m of input.machines) {
+    if (names.has(m.name)) throw new PlanError(msg.duplicateMachine(m.name));
+    names.add(m.name);
+  }
+
+  const workerParallelism = checkParallelism(strategy.workerParallelism, "workerParallelism");
+  const setParallelism = new Map<string, number>();
+  for (const [set, p] of Object.entries(strategy.machineSetParallelism ?? {})) {
+    setParallelism.set(set, checkParallelism(p, `machineSetParallelism["${set}"]`));
+  }
+  const groupBySet = (strategy.groupWorkersBy ?? (strategy.machineSetParallelism ? "machineSet" : "role")) === "machineSet";
+
+  const order = new Map<string, number>();
+  (strategy.order ?? []).forEach((name, i) => {
+    if (order.has(name)) throw new PlanError(msg.duplicateOrderEntry(name));
+    if (!names.has(name)) throw new PlanError(msg.unknownOrderEntry(name, [...names].sort()));
+    order.set(name, i);
+  });
+  const ordered = (a: PlanMachine, b: PlanMachine): number => {
+    const ia = order.get(a.name), ib = order.get(b.name);
+    if (ia !== undefined && ib !== undefined) return ia - ib;
+    if (ia !== undefined) return -1;
+    if (ib !== undefined) return 1;
+    return byName(a, b);
+  };
+
+  const mode: RolloutMode =
+    input.mode ?? detectMode(input.machines, target, input.lastUpgradeVersion);
+  const healthchecks = [...(input.healthchecks ?? [])];
+  const notReady = input.machines.filter((m) => !m.ready).map((m) => m.name).sort();
+  const reduceBy = mode === "reverting" ? 0 : notReady.length;
+
+  const skipped: SkippedMachine[] = [];
+  const todo: PlanMachine[] = [];
+  for (const m of [...input.machines].sort(byName)) {
+    if (sameVersion(m.talosVersion, target)) {
+      skipped.push({ name: m.name, role: m.role, machineSet: m.machineSet, version: m.talosVersion! });
+    } else {
+      todo.push(m);
+    }
+  }
+
+  // Groups in rollout order: control planes (one group), then workers per role or per machine set.
+  const groupsIn: Array<{ role: Role; machineSet?: string; parallelism: number; machines: PlanMachine[] }> = [];
+  const cps = todo.filter((m) => m.role === "controlplane");
+  if (cps.length) groupsIn.push({ role: "controlplane", parallelism: 1, machines: cps });
+  const workers = todo.filter((m) => m.role !== "controlplane");
+  if (workers.length && !groupBySet) {
+    groupsIn.push({ role: "worker", parallelism: workerParallelism, machines: workers });
+  } else if (workers.length) {
+    const sets = [...new Set(workers.map((m) => m.machineSet))].sort();
+    for (const set of sets) {
+      groupsIn.push({
+        role: "worker",
+        machineSet: set,
+        parallelism: setParallelism.get(set) ?? workerParallelism,
+        machines: workers.filter((m) => m.machineSet === set),
+      });
+    }
+  }
+
+  const gatedBy = mode === "upgrading" ? healthchecks : [];
+  const waves: Wave[] = [];
+  const groups: PlanGroup[] = [];
+  for (const g of groupsIn) {
+    const quota = g.parallelism - reduceBy;
+    const batchSize = Math.max(1, quota);
+    groups.push({
+      role: g.role,
+      ...(g.machineSet !== undefined ? { machineSet: g.machineSet } : {}),
+      parallelism: g.parallelism,
+      quota,
+      batchSize,
+    });
+    const list = [...g.machines].sort(ordered);
+    for (let i = 0; i < list.length; i += batchSize) {
+      waves.push({
+        index: waves.length + 1,
+        role: g.role,
+        ...(g.machineSet !== undefined ? { machineSet: g.machineSet } : {}),
+        machines: list.slice(i, i + batchSize).map((m) => ({
+          name: m.name,
+          role: m.role,
+          machineSet: m.machineSet,
+          ...(m.talosVersion !== undefined ? { from: m.talosVersion } : {}),
+          to: target,
+          ready: m.ready,
+        })),
+        gatedBy: [...gatedBy],
+      });
+    }
+  }
+
+  return {
+    target,
+    mode: todo.length === 0 ? "done" : mode,
+    ...(input.lastUpgradeVersion ? { lastUpgradeVersion: input.lastUpgradeVersion } : {}),
+    waves,
+    skipped,
+    total: input.machines.length,
+    pending: todo.length,
+    notReady,
+    groups,
+    waitingForReady: groups.some((g) => g.quota <= 0),
+    healthchecks,
+  };
+}
+
+/** Human lines for `talos-gate plan` and the Pulumi preview diff. */
+export function describePlan(plan: Plan): string[] {
+  const lines: string[] = [msg.planHeadline(plan)];
+  if (plan.waitingForReady) lines.push(msg.planWaitingForReady(plan.notReady));
+  for (const w of plan.waves) lines.push(msg.planWaveLine(w, plan.waves.length, plan.mode));
+  for (const s of plan.skipped) lines.push(msg.planSkippedLine(s));
+  return lines;
+}

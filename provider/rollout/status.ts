@@ -1,0 +1,394 @@
+// The upgrade status as a pure reducer over typed events (timestamps come with the events), plus one progress line
+// per transition. PURE: no clock, no I/O. The shape mirrors Omni's TalosUpgradeStatusSpec (phase, status, step, error,
+// lastUpgradeVersion, currentUpgradeVersion) and adds per-machine and per-healthcheck state and a bounded history.
+
+import type { NodeUpgradeStep, Role, CheckOutcome } from "./ports";
+import type { Plan, RolloutMode } from "./plan";
+import * as msg from "./messages";
+import { outcomeDetail } from "./gate";
+
+export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed";
+export type MachineRunState = "pending" | "upgrading" | "done" | "failed" | "skipped";
+export type CheckState = "RUNNING" | "FAILED" | "PASSED";
+export type GateState = "idle" | "checking" | "held" | "waiting-for-ready";
+
+export interface MachineStatus {
+  name: string;
+  role: Role;
+  machineSet?: string;
+  /** Version before the upgrade; undefined if unknown. */
+  from?: string;
+  to: string;
+  state: MachineRunState;
+  /** Wave the machine belongs to (1-based); undefined for skipped machines. */
+  wave?: number;
+  /** Last reported step of its upgrade. */
+  step?: NodeUpgradeStep;
+  /** Version reported when it came back. */
+  version?: string;
+  started?: string;
+  finished?: string;
+  durationMs?: number;
+  /** Failure reason, single line, truncated. */
+  error?: string;
+}
+
+export interface HealthcheckStatus {
+  id: string;
+  state: CheckState;
+  /** Evaluations started in this run. */
+  attempts: number;
+  /** What the check contributes to the step ("waiting to complete" or the failure text, truncated); "" if passed. */
+  detail: string;
+  /** Last failure reason, single line, truncated; kept while the check re-runs, cleared when it passes. */
+  lastReason?: string;
+  /** Start of the last evaluation (ISO 8601). */
+  lastRun?: string;
+}
+
+export interface HistoryEntry {
+  at: string;
+  event: StatusEvent["type"];
+  line: string;
+}
+
+export interface UpgradeStatus {
+  cluster: string;
+  phase: Phase;
+  /** Omni's status: "updating machines 2/5", "reverting update 1/3", "updating", "" when Done. */
+  status: string;
+  /** Omni's step: "current machine: x", "waiting for healthchecks to pass: ...", ... ; "" when Done. */
+  step: string;
+  /** Why the run failed (phase Failed), single line, truncated; "" otherwise. */
+  error: string;
+  /** The version the whole cluster last converged to; updated only when the phase becomes Done. */
+  lastUpgradeVersion: string;
+  /** The target while an upgrade is in flight; "" in Done and Reverting (as Omni). */
+  currentUpgradeVersion: string;
+  /** Target of the current (or last) run. */
+  target: string;
+  mode: RolloutMode;
+  /** Current wave (1-based), 0 before the first. */
+  wave: number;
+  waves: number;
+  gate: GateState;
+  gateAttempt: number;
+  heldSince?: string;
+  nextRetryAt?: string;
+  machines: MachineStatus[];
+  healthchecks: HealthcheckStatus[];
+  startedAt?: string;
+  updatedAt?: string;
+  finishedAt?: string;
+  /** The last `historyLimit` transitions, oldest first. */
+  history: HistoryEntry[];
+  historyLimit: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events. `at` is epoch milliseconds, supplied by the caller's clock.
+
+export type StatusEvent =
+  | { type: "RunStarted"; at: number; plan: Plan }
+  | { type: "WaitingForReady"; at: number; notReady: string[] }
+  | { type: "ClusterReady"; at: number }
+  | { type: "GateStarted"; at: number; wave: number; attempt: number; checks: string[] }
+  | { type: "CheckFinished"; at: number; id: string; outcome: CheckOutcome }
+  | { type: "GateHeld"; at: number; wave: number; attempt: number; retryInMs: number }
+  | { type: "GatePassed"; at: number; wave: number; attempt: number }
+  | { type: "WaveStarted"; at: number; wave: number }
+  | { type: "NodeStarted"; at: number; node: string }
+  | { type: "NodeStep"; at: number; node: string; step: NodeUpgradeStep; detail?: string }
+  | { type: "NodeBack"; at: number; node: string; version: string }
+  | { type: "NodeFailed"; at: number; node: string; reason: string }
+  | { type: "WaveDone"; at: number; wave: number }
+  | { type: "RunFinished"; at: number }
+  | { type: "RunFailed"; at: number; reason: string };
+
+export const DEFAULT_HISTORY_LIMIT = 50;
+
+export function initialStatus(
+  cluster: string,
+  opts: { lastUpgradeVersion?: string; historyLimit?: number } = {},
+): UpgradeStatus {
+  return {
+    cluster,
+    phase: "Done",
+    status: "",
+    step: "",
+    error: "",
+    lastUpgradeVersion: opts.lastUpgradeVersion ?? "",
+    currentUpgradeVersion: "",
+    target: opts.lastUpgradeVersion ?? "",
+    mode: "done",
+    wave: 0,
+    waves: 0,
+    gate: "idle",
+    gateAttempt: 0,
+    machines: [],
+    healthchecks: [],
+    history: [],
+    historyLimit: Math.max(0, Math.floor(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT)),
+  };
+}
+
+const iso = (at: number): string => new Date(at).toISOString();
+
+/** Machines still to converge (Omni's pendingMachines): pending, in flight or failed. */
+export function pendingCount(s: Pick<UpgradeStatus, "machines">): number {
+  return s.machines.filter((m) => m.state === "pending" || m.state === "upgrading" || m.state === "failed").length;
+}
+
+function statusLine(s: UpgradeStatus): string {
+  const total = s.machines.length;
+  const pending = pendingCount(s);
+  const current = msg.currentMachineNumber(total, pending);
+  return s.mode === "reverting" ? msg.statusReverting(current, total) : msg.statusUpdating(current, total, pending);
+}
+
+function machineStep(s: UpgradeStatus): string {
+  const upgrading = s.machines.filter((m) => m.state === "upgrading").map((m) => m.name);
+  return upgrading.length ? msg.stepCurrentMachines(upgrading) : msg.STEP_NO_MACHINES_UPGRADING;
+}
+
+function checksStep(s: UpgradeStatus): string | undefined {
+  const entries = s.healthchecks.filter((h) => h.state !== "PASSED").map((h) => ({ id: h.id, detail: h.detail }));
+  return entries.length ? msg.healthcheckStep(entries) : undefined;
+}
+
+/** Recompute `status` and `step` from the machines, the gate and the phase. */
+function derive(s: UpgradeStatus): UpgradeStatus {
+  if (s.phase === "Done") return { ...s, status: "", step: "" };
+  if (s.phase === "Failed") return s; // frozen at the moment of failure
+  let step: string;
+  if (s.gate === "waiting-for-ready") step = msg.STEP_WAITING_FOR_READY;
+  else if (s.gate === "checking" || s.gate === "held") step = checksStep(s) ?? machineStep(s);
+  else step = machineStep(s);
+  return { ...s, status: statusLine(s), step };
+}
+
+function updateMachine(s: UpgradeStatus, node: string, f: (m: MachineStatus) => MachineStatus): UpgradeStatus {
+  return { ...s, machines: s.machines.map((m) => (m.name === node ? f(m) : m)) };
+}
+
+function upsertCheck(s: UpgradeStatus, id: string, f: (h: HealthcheckStatus) => HealthcheckStatus): UpgradeStatus {
+  const existing = s.healthchecks.find((h) => h.id === id);
+  if (existing) return { ...s, healthchecks: s.healthchecks.map((h) => (h.id === id ? f(h) : h)) };
+  const fresh: HealthcheckStatus = { id, state: "RUNNING", attempts: 0, detail: msg.CHECK_WAITING_TO_COMPLETE };
+  return { ...s, healthchecks: [...s.healthchecks, f(fresh)] };
+}
+
+function withoutHold(s: UpgradeStatus): UpgradeStatus {
+  const { heldSince: _h, nextRetryAt: _n, ...rest } = s;
+  return rest;
+}
+
+function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
+  switch (e.type) {
+    case "RunStarted": {
+      const p = e.plan;
+      const machines: MachineStatus[] = [
+        ...p.waves.flatMap((w) =>
+          w.machines.map((m): MachineStatus => ({
+            name: m.name,
+            role: m.role,
+            machineSet: m.machineSet,
+            ...(m.from !== undefined ? { from: m.from } : {}),
+            to: m.to,
+            state: "pending",
+            wave: w.index,
+          })),
+        ),
+        ...p.skipped.map((m): MachineStatus => ({
+          name: m.name,
+          role: m.role,
+          machineSet: m.machineSet,
+          from: m.version,
+          to: p.target,
+          state: "skipped",
+        })),
+      ];
+      const keep = new Set(p.healthchecks);
+      const healthchecks = s.healthchecks.filter((h) => keep.has(h.id)).map((h) => ({ ...h, attempts: 0 }));
+      const phase: Phase = p.mode === "done" ? "Done" : p.mode === "reverting" ? "Reverting" : "Upgrading";
+      const { finishedAt: _f, ...prev } = withoutHold(s);
+      return {
+        ...prev,
+        phase,
+        error: "",
+        target: p.target,
+        mode: p.mode,
+        lastUpgradeVersion: p.mode === "done" ? p.target : (p.lastUpgradeVersion ?? s.lastUpgradeVersion),
+        currentUpgradeVersion: p.mode === "upgrading" ? p.target : "",
+        wave: 0,
+        waves: p.waves.length,
+        gate: "idle",
+        gateAttempt: 0,
+        machines,
+        healthchecks,
+        startedAt: iso(e.at),
+        ...(p.mode === "done" ? { finishedAt: iso(e.at) } : {}),
+      };
+    }
+    case "WaitingForReady":
+      return { ...s, gate: "waiting-for-ready" };
+    case "ClusterReady":
+      return { ...s, gate: "idle" };
+    case "GateStarted": {
+      let next: UpgradeStatus = { ...s, gate: "checking", gateAttempt: e.attempt, wave: e.wave };
+      for (const id of e.checks) {
+        next = upsertCheck(next, id, (h) => ({
+          ...h,
+          state: "RUNNING",
+          attempts: h.attempts + 1,
+          detail: msg.CHECK_WAITING_TO_COMPLETE,
+          lastRun: iso(e.at),
+        }));
+      }
+      return next;
+    }
+    case "CheckFinished":
+      return upsertCheck(s, e.id, (h) => {
+        const o = e.outcome;
+        if (o.state === "passed") {
+          const { lastReason: _r, ...rest } = h;
+          return { ...rest, state: "PASSED", detail: "" };
+        }
+        const detail = msg.truncateReason(outcomeDetail(o));
+        if (o.state === "failed") {
+          return { ...h, state: "FAILED", detail, lastReason: msg.truncateReason(msg.singleLine(o.reason)) };
+        }
+        return { ...h, state: "RUNNING", detail };
+      });
+    case "GateHeld":
+      return {
+        ...s,
+        gate: "held",
+        wave: e.wave,
+        gateAttempt: e.attempt,
+        heldSince: s.heldSince ?? iso(e.at),
+        nextRetryAt: iso(e.at + e.retryInMs),
+      };
+    case "GatePassed":
+      return { ...withoutHold(s), gate: "idle", wave: e.wave, gateAttempt: e.attempt };
+    case "WaveStarted":
+      return { ...s, wave: e.wave };
+    case "NodeStarted":
+      return updateMachine({ ...withoutHold(s), gate: "idle" }, e.node, (m) => {
+        const { finished: _f, durationMs: _d, error: _e, step: _s, ...rest } = m;
+        return { ...rest, state: "upgrading", started: iso(e.at) };
+      });
+    case "NodeStep":
+      return updateMachine(s, e.node, (m) => ({ ...m, step: e.step }));
+    case "NodeBack":
+      return updateMachine(s, e.node, (m) => ({
+        ...m,
+        state: "done",
+        step: "back",
+        version: e.version,
+        finished: iso(e.at),
+        ...(m.started !== undefined ? { durationMs: e.at - Date.parse(m.started) } : {}),
+      }));
+    case "NodeFailed":
+      return updateMachine(s, e.node, (m) => ({
+        ...m,
+        state: "failed",
+        error: msg.truncateReason(msg.singleLine(e.reason)),
+        finished: iso(e.at),
+        ...(m.started !== undefined ? { durationMs: e.at - Date.parse(m.started) } : {}),
+      }));
+    case "WaveDone":
+      return { ...s, wave: e.wave };
+    case "RunFinished":
+      return {
+        ...withoutHold(s),
+        phase: "Done",
+        error: "",
+        gate: "idle",
+        lastUpgradeVersion: s.target,
+        currentUpgradeVersion: "",
+        mode: "done",
+        finishedAt: iso(e.at),
+      };
+    case "RunFailed":
+      return {
+        ...withoutHold(s),
+        phase: "Failed",
+        error: msg.truncateReason(msg.singleLine(e.reason)),
+        finishedAt: iso(e.at),
+      };
+  }
+}
+
+/** Applies one event and records its progress line in the bounded history. Never mutates `status`. */
+export function reduce(status: UpgradeStatus, event: StatusEvent): UpgradeStatus {
+  const next = derive({ ...apply(status, event), updatedAt: iso(event.at) });
+  const line = transitionLine(event, next);
+  if (line === undefined || next.historyLimit === 0) return next;
+  const history = [...next.history, { at: iso(event.at), event: event.type, line }];
+  return { ...next, history: history.slice(Math.max(0, history.length - next.historyLimit)) };
+}
+
+/** Folds a sequence of events. */
+export function reduceAll(status: UpgradeStatus, events: Iterable<StatusEvent>): UpgradeStatus {
+  let s = status;
+  for (const e of events) s = reduce(s, e);
+  return s;
+}
+
+/** The line for a transition without the cluster prefix; `status` is the status after the event. */
+export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undefined {
+  switch (e.type) {
+    case "RunStarted":
+      return msg.progressRunStarted(e.plan.mode, e.plan.pending, e.plan.total, e.plan.target, e.plan.waves.length);
+    case "WaitingForReady":
+      return msg.progressWaitingForReady(e.notReady);
+    case "ClusterReady":
+      return msg.PROGRESS_CLUSTER_READY;
+    case "GateStarted":
+      return msg.progressGateStarted(e.wave, s.waves, e.checks.length, e.attempt);
+    case "CheckFinished":
+      return e.outcome.state === "passed" ? msg.progressCheckPassed(e.id) : undefined;
+    case "GateHeld": {
+      const entries = s.healthchecks.filter((h) => h.state !== "PASSED").map((h) => ({ id: h.id, detail: h.detail }));
+      return msg.progressGateHeld(entries, e.attempt, e.retryInMs);
+    }
+    case "GatePassed":
+      return msg.progressGatePassed(s.healthchecks.filter((h) => h.state === "PASSED").length, e.attempt);
+    case "WaveStarted": {
+      const names = s.machines.filter((m) => m.wave === e.wave).map((m) => m.name);
+      const first = s.machines.find((m) => m.wave === e.wave);
+      const label = first ? first.role : "";
+      return msg.progressWaveStarted(e.wave, s.waves, names, label);
+    }
+    case "NodeStarted": {
+      const m = s.machines.find((x) => x.name === e.node);
+      const n = s.machines.filter((x) => x.state !== "pending").length;
+      return msg.progressNodeStarted(e.node, m?.from, m?.to ?? s.target, n, s.machines.length);
+    }
+    case "NodeStep":
+      return e.step === "back" ? undefined : msg.progressNodeStep(e.node, e.step, e.detail);
+    case "NodeBack": {
+      const m = s.machines.find((x) => x.name === e.node);
+      return msg.progressNodeBack(e.node, e.version, m?.durationMs);
+    }
+    case "NodeFailed":
+      return msg.progressNodeFailed(e.node, e.reason);
+    case "WaveDone":
+      return msg.progressWaveDone(e.wave, s.waves);
+    case "RunFinished":
+      return msg.progressRunFinished(
+        s.machines.length,
+        s.target,
+        s.startedAt !== undefined ? e.at - Date.parse(s.startedAt) : undefined,
+      );
+    case "RunFailed":
+      return msg.progressRunFailed(e.reason);
+  }
+}
+
+/** One concise, prefixed line per transition ("[talos-gate/prod] wave 2/4 done"); undefined for silent events. */
+export function progressLine(event: StatusEvent, status: UpgradeStatus): string | undefined {
+  const line = transitionLine(event, status);
+  return line === undefined ? undefined : msg.progressPrefix(status.cluster) + line;
+}
