@@ -73,7 +73,10 @@ ensure_pulumi() {
       -o "$out.tmp/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi)
     rm -rf "$out"; mv "$out.tmp" "$out"
   fi
-  link "$out/pulumi" pulumi
+  # A hard link (or copy), not a symlink: the CLI looks for its bundled plugins beside its own resolved path.
+  if [ -L "$BIN/pulumi" ] || [ ! "$out/pulumi" -ef "$BIN/pulumi" ]; then
+    rm -f "$BIN/pulumi"; ln "$out/pulumi" "$BIN/pulumi" 2>/dev/null || cp "$out/pulumi" "$BIN/pulumi"
+  fi
 }
 
 ensure_pulumi_plugins() {
