@@ -140,7 +140,7 @@ function groupLabel(w: Pick<Wave, "role" | "machineSet">): string {
 }
 
 export function planHeadline(plan: Plan): string {
-  if (plan.mode === "done") return `nothing to do: all ${plural(plan.total, "machine")} are on ${plan.target}`;
+  if (plan.mode === "done") return `nothing to do: ${plural(plan.total, "machine")} already on ${plan.target}`;
   const verb = plan.mode === "reverting" ? "revert" : "upgrade";
   const parts = [`${verb} ${plan.pending} of ${plural(plan.total, "machine")} to ${plan.target} in ${plural(plan.waves.length, "wave")}`];
   if (plan.skipped.length) parts.push(`${plan.skipped.length} already on ${plan.target}`);
@@ -178,7 +178,7 @@ export function progressPrefix(cluster: string): string {
 }
 
 export function progressRunStarted(mode: RolloutMode, pending: number, total: number, target: string, waves: number): string {
-  if (mode === "done") return `nothing to do: all ${plural(total, "machine")} are on ${target}`;
+  if (mode === "done") return `nothing to do: ${plural(total, "machine")} already on ${target}`;
   const verb = mode === "reverting" ? "reverting" : "upgrading";
   const tail = mode === "reverting" ? " (not gated)" : "";
   return `${verb} ${pending} of ${plural(total, "machine")} to ${target} in ${plural(waves, "wave")}${tail}`;

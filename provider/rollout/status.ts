@@ -147,7 +147,8 @@ function statusLine(s: UpgradeStatus): string {
 }
 
 function machineStep(s: UpgradeStatus): string {
-  const upgrading = s.machines.filter((m) => m.state === "upgrading").map((m) => m.name);
+  // A failed machine stays "current" (Omni keeps the upgrade lock of a machine whose upgrade failed).
+  const upgrading = s.machines.filter((m) => m.state === "upgrading" || m.state === "failed").map((m) => m.name);
   return upgrading.length ? msg.stepCurrentMachines(upgrading) : msg.STEP_NO_MACHINES_UPGRADING;
 }
 
