@@ -1,0 +1,85 @@
+import * as pulumi from "@pulumi/pulumi";
+import { shim } from "../provider/shim";
+
+/** A supporting manifest applied to the workload cluster (Omni's `kubernetes.manifests` semantics). */
+export interface ManifestArgs {
+  /** Unique name of this manifest entry. */
+  name: string;
+  /**
+   * `full` (default): kept in sync on every update, and objects removed from it are pruned.
+   * `one-time`: applied once, never updated or pruned afterwards.
+   */
+  mode?: "full" | "one-time";
+  /** The objects: a YAML string (one or more documents), an object, or a list of objects. */
+  inline: string | Record<string, unknown> | Record<string, unknown>[];
+  /** Labels added to every object. */
+  labels?: Record<string, string>;
+  /** Annotations added to every object. */
+  annotations?: Record<string, string>;
+}
+
+/** A machine named explicitly instead of being discovered from the Kubernetes Nodes. */
+export interface MachineArgs {
+  /** Kubernetes Node name. */
+  name: string;
+  /** Default: read from the Node's `node-role.kubernetes.io/control-plane` label. */
+  role?: "controlplane" | "worker";
+  /** Talos API target (the `node` header); default: the Node's InternalIP. */
+  address?: string;
+  /** Machine set for per-set parallelism; default `control-planes` or `workers`. */
+  machineSet?: string;
+}
+
+export interface ClusterArgs {
+  /** Cluster name: used in healthcheck ids (`cluster-<name>-<check>`), the Lease and the status ConfigMap. Default: the resource name. */
+  clusterName?: pulumi.Input<string>;
+  /** Kubeconfig contents (not a path). Stored only as a secret. */
+  kubeconfig: pulumi.Input<string>;
+  /** talosconfig contents (not a path). Stored only as a secret. */
+  talosconfig: pulumi.Input<string>;
+  /** Machines to manage; default: every Kubernetes Node. */
+  machines?: pulumi.Input<pulumi.Input<MachineArgs>[]>;
+  /** Supporting manifests (RBAC for healthchecks, ...), applied with server-side apply on create and update. */
+  manifests?: pulumi.Input<pulumi.Input<ManifestArgs>[]>;
+}
+
+/** Observed machine, refreshed on every read. */
+export interface ClusterMachine {
+  name: string;
+  role: "controlplane" | "worker";
+  address: string;
+  machineSet: string;
+  ready: boolean;
+  /** Talos version read from the Node's osImage, e.g. "v1.13.2". */
+  talosVersion: string;
+}
+
+/**
+ * A Talos cluster talos-gate manages: credentials, machines and supporting manifests. Creating it touches no node;
+ * deleting it removes runner Jobs and `full`-mode manifests and never touches nodes.
+ */
+export class Cluster extends pulumi.dynamic.Resource {
+  public readonly clusterName!: pulumi.Output<string>;
+  /** Secret. */
+  public readonly kubeconfig!: pulumi.Output<string>;
+  /** Secret. */
+  public readonly talosconfig!: pulumi.Output<string>;
+  public readonly machines!: pulumi.Output<ClusterMachine[]>;
+  /** Kubernetes version of the API server, e.g. "v1.36.3". */
+  public readonly kubernetesVersion!: pulumi.Output<string>;
+  /** Names and modes of the applied manifests. */
+  public readonly manifests!: pulumi.Output<ManifestArgs[]>;
+
+  constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
+    super(shim, name, {
+      kind: "Cluster",
+      clusterName: args.clusterName ?? name,
+      kubeconfig: pulumi.secret(args.kubeconfig),
+      talosconfig: pulumi.secret(args.talosconfig),
+      machines: args.machines,
+      manifests: args.manifests ?? [],
+      kubernetesVersion: undefined,
+    }, { ...opts, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
+    "talos-gate", "Cluster");
+  }
+}

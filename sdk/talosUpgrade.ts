@@ -1,0 +1,96 @@
+import * as pulumi from "@pulumi/pulumi";
+import { shim } from "../provider/shim";
+import { Cluster } from "./cluster";
+import { Healthcheck } from "./healthcheck";
+
+export interface UpgradeStrategyArgs {
+  /** Workers upgraded at once (default 1). Control planes always go one at a time, before any worker. */
+  workerParallelism?: number;
+  /** Per machine-set parallelism for workers, e.g. `{ "gpu-workers": 2 }`; groups worker waves by machine set. */
+  machineSetParallelism?: Record<string, number>;
+  /** Node names to upgrade first, in this order, within their role. */
+  order?: string[];
+}
+
+export interface TalosUpgradeArgs {
+  cluster: Cluster;
+  /** Target Talos version, e.g. "v1.13.2". Changing it is an update (a new gated rollout), never a replacement. */
+  version: pulumi.Input<string>;
+  /** Installer image; default `ghcr.io/siderolabs/installer:<version>`, or the Image Factory image for `schematic`. */
+  installerImage?: pulumi.Input<string>;
+  /** Image Factory schematic id; the installer becomes `factory.talos.dev/metal-installer/<schematic>:<version>`. */
+  schematic?: pulumi.Input<string>;
+  /** Checks that must all pass before each next node (or batch) goes down. */
+  healthchecks?: Healthcheck[];
+  strategy?: pulumi.Input<UpgradeStrategyArgs>;
+  /** Go duration: end the update (resumable) when a gate has held this long. Default "60m". */
+  holdTimeout?: pulumi.Input<string>;
+  /** Go duration: end the update (resumable) when a node is not back on the target within this time. Default "15m". */
+  nodeTimeout?: pulumi.Input<string>;
+}
+
+export interface TalosUpgradeMachineStatus {
+  name: string;
+  role: "controlplane" | "worker";
+  from?: string;
+  to: string;
+  state: string;
+  started?: string;
+  finished?: string;
+  durationMs?: number;
+}
+
+export interface TalosUpgradeHealthcheckStatus {
+  id: string;
+  state: "RUNNING" | "FAILED" | "PASSED";
+  attempts: number;
+  lastReason?: string;
+  lastRun?: string;
+}
+
+/** The upgrade status, in Omni's words (like `omnictl get talosupgradestatus`). */
+export interface TalosUpgradeStatus {
+  phase: "Upgrading" | "Done" | "Reverting" | "Failed";
+  status: string;
+  step: string;
+  error: string;
+  lastUpgradeVersion: string;
+  currentUpgradeVersion: string;
+  machines: TalosUpgradeMachineStatus[];
+  healthchecks: TalosUpgradeHealthcheckStatus[];
+}
+
+/**
+ * A healthcheck-gated rolling Talos upgrade: control planes first, one at a time, then workers; every healthcheck runs
+ * before each next node goes down, and the rollout holds while any fails. Resumable, bounded, and exclusive per
+ * cluster (a Lease). Deleting it never downgrades a node.
+ */
+export class TalosUpgrade extends pulumi.dynamic.Resource {
+  public readonly version!: pulumi.Output<string>;
+  public readonly status!: pulumi.Output<TalosUpgradeStatus>;
+  /** The rollout plan computed at preview time when the cluster is reachable (ordered nodes, from → to, gates). */
+  public readonly plan!: pulumi.Output<string[]>;
+
+  constructor(name: string, args: TalosUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
+    const checks = (args.healthchecks ?? []).map((h) => pulumi.all([h.checkId, h.composedJob, h.interval, h.configHash])
+      .apply(([id, job, interval, configHash]) => ({ id, job, interval, configHash })));
+    super(shim, name, {
+      kind: "TalosUpgrade",
+      clusterName: args.cluster.clusterName,
+      kubeconfig: args.cluster.kubeconfig,
+      talosconfig: args.cluster.talosconfig,
+      // Only names: versions in the Cluster's observed machines change with every upgrade and are no input here.
+      machineNames: args.cluster.machines.apply((ms) => (ms ?? []).map((m) => m.name).sort()),
+      version: args.version,
+      installerImage: args.installerImage,
+      schematic: args.schematic,
+      healthchecks: checks,
+      strategy: args.strategy,
+      holdTimeout: args.holdTimeout ?? "60m",
+      nodeTimeout: args.nodeTimeout ?? "15m",
+      plan: undefined,
+      status: undefined,
+    }, { ...opts, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
+    "talos-gate", "TalosUpgrade");
+  }
+}
