@@ -242,6 +242,10 @@ export function progressRunFailed(reason: string): string {
   return `failed: ${truncateReason(singleLine(reason))}`;
 }
 
+export function mirrorWriteFailed(detail: string): string {
+  return `could not mirror the upgrade status into the cluster (the rollout continues; \`talos-gate status\` may lag): ${truncateReason(singleLine(detail))}`;
+}
+
 export function labelForWave(w: Pick<Wave, "role" | "machineSet">): string {
   return groupLabel(w);
 }
