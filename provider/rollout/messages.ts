@@ -246,10 +246,6 @@ export function mirrorWriteFailed(detail: string): string {
   return `could not mirror the upgrade status into the cluster (the rollout continues; \`talos-gate status\` may lag): ${truncateReason(singleLine(detail))}`;
 }
 
-export function labelForWave(w: Pick<Wave, "role" | "machineSet">): string {
-  return groupLabel(w);
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Reasons a run ends with phase Failed (status.error; collapsed and truncated by the reducer)
 
