@@ -1,2 +1,8 @@
 // talos-gate: typed Pulumi resources for healthcheck-gated Talos upgrades.
+export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
+export { Healthcheck, HealthcheckArgs } from "./healthcheck";
+export {
+  TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus, TalosUpgradeMachineStatus, TalosUpgradeStatus,
+  UpgradeStrategyArgs,
+} from "./talosUpgrade";
 export { Smoke, SmokeArgs } from "./smoke";
