@@ -68,9 +68,69 @@ export interface KubeApi {
   uncordon(node: string): Promise<void>;
   /** Take the per-cluster Lease, or throw at once naming the current holder. */
   acquireLease(opts: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease>;
-  /** Mirror the live upgrade status (ConfigMap in kube-system), throttled by the caller. */
+  /**
+   * Mirror the live upgrade status (ConfigMap in kube-system). Throttled by the port (at most one write per ~500 ms
+   * per cluster, last write wins) and best effort: returns once queued, never throws; `flush()` waits for the write.
+   */
   writeStatus(cluster: string, status: unknown): Promise<void>;
   readStatus(cluster: string): Promise<unknown | undefined>;
+  // --- optional extras (provider/kube implements all of them; its `KubeClient` type has them required)
+  /** Server-side apply of supporting manifests (Omni `kubernetes.manifests`), pruning for `full` mode. */
+  applyManifests?(manifests: Manifest[], opts: ApplyManifestsOptions): Promise<ApplyManifestsResult>;
+  /** Server-side dry-run create of a composed runner Job; throws naming the Job if the cluster would reject it. */
+  dryRunJob?(check: Pick<HealthcheckJob, "jobName" | "namespace" | "job">): Promise<void>;
+  /** Queues a Kubernetes Event on a Node or runner Job for a rollout transition (best effort, never throws). */
+  recordEvent?(event: RolloutEvent): void;
+  /** Writes throttled status-mirror writes and queued events now and waits for them. */
+  flush?(): Promise<void>;
+}
+
+/** How a supporting manifest is applied: `full` = kept in sync and pruned; `one-time` = created if absent, never touched. */
+export type ManifestMode = "full" | "one-time";
+
+/** One supporting manifest (Omni `kubernetes.manifests` entry). */
+export interface Manifest {
+  /** Manifest name (Omni: `name`, or `file` if empty); recorded on every object it creates. */
+  name: string;
+  /** Overrides the mode of the call. */
+  mode?: ManifestMode;
+  /** Multi-document YAML text, or already parsed objects. `kind: List` documents are expanded. */
+  content: string | Record<string, unknown>[];
+}
+
+export interface ApplyManifestsOptions {
+  cluster: string;
+  /** Mode of manifests that set none (default `full`). */
+  mode?: ManifestMode;
+  /** Server-side dry run: validate and report what would change; nothing is written or pruned. */
+  dryRun?: boolean;
+}
+
+export interface ApplyManifestsResult {
+  /** "Kind namespace/name" (or "Kind name") of the objects applied. */
+  applied: string[];
+  /** One-time objects that existed already. */
+  skipped: string[];
+  /** Objects deleted because no manifest lists them any more (would be deleted, in a dry run). */
+  pruned: string[];
+}
+
+/** The object a rollout event is about. Node events live in namespace `default` (as the kubelet's do). */
+export interface EventObject {
+  kind: "Node" | "Job";
+  name: string;
+  /** Namespace of a Job; ignored for Nodes. */
+  namespace?: string;
+  uid?: string;
+}
+
+export interface RolloutEvent {
+  object: EventObject;
+  /** Normal (default) or Warning. */
+  type?: "Normal" | "Warning";
+  /** CamelCase reason, e.g. UpgradeStarted, Drained, HealthcheckFailed. */
+  reason: string;
+  message: string;
 }
 
 /** Progress of one node upgrade, for progress lines. */

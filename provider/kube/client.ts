@@ -1,0 +1,114 @@
+// The client-node clients of one cluster, sharing one keep-alive HTTPS agent (client-node creates a new agent, so a new
+// TLS handshake, per request otherwise) and one request counter (middleware; watches are counted when started).
+import * as https from "node:https";
+import * as k8s from "@kubernetes/client-node";
+import { KubeError } from "./errors";
+import { msg } from "./messages";
+
+/** Kubernetes API requests made through one port instance. */
+export interface KubeStats {
+  /** Every HTTP request, watches included. */
+  requests: number;
+  /** Watch requests started (each reconnect counts). */
+  watches: number;
+  /** Requests per HTTP method (GET, POST, PUT, PATCH, DELETE, WATCH). */
+  byMethod: Record<string, number>;
+}
+
+/** KubernetesObjectApi (generic objects, server-side apply) that also answers discovery questions. */
+export class ObjectApi extends k8s.KubernetesObjectApi {
+  /** Whether `kind` of `apiVersion` is namespaced; undefined if the cluster does not serve it. */
+  async namespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
+    try {
+      return (await this.resource(apiVersion, kind))?.namespaced;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  }
+}
+
+export class KubeClients {
+  readonly kc: k8s.KubeConfig;
+  readonly core: k8s.CoreV1Api;
+  readonly batch: k8s.BatchV1Api;
+  readonly policy: k8s.PolicyV1Api;
+  readonly coordination: k8s.CoordinationV1Api;
+  readonly objects: ObjectApi;
+  private readonly counts: KubeStats = { requests: 0, watches: 0, byMethod: {} };
+  private agent?: Promise<https.Agent>;
+  private readonly watcher: k8s.Watch;
+
+  constructor(kubeconfigText: string) {
+    const kc = new k8s.KubeConfig();
+    try {
+      kc.loadFromString(kubeconfigText);
+    } catch (err) {
+      throw new KubeError(msg.kubeconfigInvalid((err as Error).message.split("\n")[0]));
+    }
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new KubeError(msg.kubeconfigNoCluster());
+    this.kc = kc;
+    const counts = this.counts;
+    const sharedAgent = (): Promise<https.Agent> | undefined => {
+      if (!cluster.server.startsWith("https:") || cluster.proxyUrl) return undefined;
+      this.agent ??= (async () => {
+        const o: https.RequestOptions = {};
+        await kc.applyToHTTPSOptions(o);
+        return new https.Agent({
+          ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase,
+          rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
+          servername: cluster.tlsServerName,
+          keepAlive: true,
+          maxSockets: 32,
+        });
+      })();
+      return this.agent;
+    };
+    const middleware: k8s.Middleware = {
+      async pre(ctx) {
+        counts.requests++;
+        const m = ctx.getHttpMethod().toString();
+        counts.byMethod[m] = (counts.byMethod[m] ?? 0) + 1;
+        const agent = sharedAgent();
+        if (agent) ctx.setAgent(await agent);
+        return ctx;
+      },
+      async post(rsp) {
+        return rsp;
+      },
+    };
+    const config = k8s.createConfiguration({
+      baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      promiseMiddleware: [middleware],
+    });
+    this.core = new k8s.CoreV1Api(config);
+    this.batch = new k8s.BatchV1Api(config);
+    this.policy = new k8s.PolicyV1Api(config);
+    this.coordination = new k8s.CoordinationV1Api(config);
+    this.objects = new ObjectApi(config);
+    this.watcher = new k8s.Watch(kc);
+  }
+
+  /** Starts a watch (counted); see k8s.Watch.watch. */
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (type: string, obj: any) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    this.counts.requests++;
+    this.counts.watches++;
+    this.counts.byMethod.WATCH = (this.counts.byMethod.WATCH ?? 0) + 1;
+    return this.watcher.watch(path, query, onEvent, onDone);
+  }
+
+  stats(): KubeStats {
+    return { requests: this.counts.requests, watches: this.counts.watches, byMethod: { ...this.counts.byMethod } };
+  }
+
+  close(): void {
+    void this.agent?.then((a) => a.destroy());
+  }
+}

@@ -1,0 +1,90 @@
+// Kubernetes Events (core/v1) on Nodes and runner Jobs for rollout transitions, so `kubectl describe node` and
+// `kubectl get events` show what talos-gate did. Like client-go's recorder: the same event again on the same object
+// bumps `count` and `lastTimestamp` of the existing Event instead of creating a new one. Writes are queued in order
+// and never awaited by the caller (best effort; failures logged); `flush()` waits for the queue.
+import * as k8s from "@kubernetes/client-node";
+import * as os from "node:os";
+import type { RolloutEvent } from "../rollout/ports";
+import { KubeClients } from "./client";
+import { apiMessage, isNotFound } from "./errors";
+import { FIELD_MANAGER } from "./labels";
+import { msg } from "./messages";
+
+const MESSAGE_LIMIT = 1024;
+const MAX_TRACKED = 500;
+
+function clip(s: string): string {
+  const b = Buffer.from(s, "utf8");
+  if (b.length <= MESSAGE_LIMIT) return s;
+  return b.subarray(0, MESSAGE_LIMIT - 3).toString("utf8").replace(/\uFFFD$/, "") + "...";
+}
+
+export class EventRecorder {
+  private queue: Promise<void> = Promise.resolve();
+  private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
+  private seq = 0;
+  private readonly instance = `${os.hostname()}-${process.pid}`;
+
+  constructor(
+    private readonly c: KubeClients,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  record(e: RolloutEvent): void {
+    this.queue = this.queue.then(() => this.write(e)).catch((err) => {
+      this.log(msg.eventWriteFailed(`${e.object.kind} ${e.object.name}`, e.reason, apiMessage(err)));
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.queue;
+  }
+
+  private async write(e: RolloutEvent): Promise<void> {
+    const namespace = e.object.kind === "Node" ? "default" : e.object.namespace || "default";
+    const type = e.type ?? "Normal";
+    const message = clip(e.message);
+    const key = [e.object.kind, namespace, e.object.name, e.object.uid ?? "", type, e.reason, message].join("\u0000");
+    const now = new Date();
+    const prev = this.seen.get(key);
+    if (prev) {
+      try {
+        await this.c.core.patchNamespacedEvent({
+          name: prev.name, namespace: prev.namespace,
+          body: [
+            { op: "replace", path: "/count", value: prev.count + 1 },
+            { op: "replace", path: "/lastTimestamp", value: now.toISOString().replace(/\.\d+Z$/, "Z") },
+          ],
+        });
+        prev.count++;
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.seen.delete(key); // expired (events have a TTL): create a new one
+      }
+    }
+    const name = `${e.object.name}.${(BigInt(now.getTime()) * 1000000n + BigInt(this.seq++ % 1000000)).toString(16)}`;
+    const body: k8s.CoreV1Event = {
+      metadata: { name, namespace },
+      involvedObject: {
+        kind: e.object.kind,
+        apiVersion: e.object.kind === "Node" ? "v1" : "batch/v1",
+        name: e.object.name,
+        ...(e.object.kind === "Job" ? { namespace } : {}),
+        ...(e.object.uid ? { uid: e.object.uid } : {}),
+      },
+      reason: e.reason,
+      message,
+      type,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component: FIELD_MANAGER },
+      reportingComponent: FIELD_MANAGER,
+      reportingInstance: this.instance,
+    };
+    await this.c.core.createNamespacedEvent({ namespace, body });
+    if (this.seen.size >= MAX_TRACKED) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(key, { name, namespace, count: 1 });
+  }
+}

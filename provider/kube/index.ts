@@ -1,0 +1,75 @@
+// The Kubernetes port: `KubeApi` (provider/rollout/ports.ts) on @kubernetes/client-node, plus what the Pulumi handlers
+// and the CLI need beyond the rollout loop (manifests, Job dry run, events, flush, request statistics).
+import type {
+  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, Manifest, RolloutEvent,
+} from "../rollout/ports";
+import { KubeClients, KubeStats } from "./client";
+import { drain } from "./drain";
+import { EventRecorder } from "./events";
+import { acquireLease } from "./lease";
+import { applyManifests, dryRunJob } from "./manifests";
+import { listMachines, setUnschedulable } from "./nodes";
+import { runCheck } from "./runner";
+import { StatusMirror } from "./status";
+import { sweepRunners } from "./sweep";
+
+export type { KubeStats } from "./client";
+export type {
+  ApplyManifestsOptions, ApplyManifestsResult, EventObject, Manifest, ManifestMode, RolloutEvent,
+} from "../rollout/ports";
+export { KubeError } from "./errors";
+export { failureText, jobBody } from "./runner";
+export { talosVersionOf } from "./nodes";
+
+export interface KubeApiOptions {
+  /** Where best-effort failures (sweep, pod cleanup, events, status mirror, watch reconnects) are reported. */
+  log?: (line: string) => void;
+  /** Minimum spacing of status-mirror writes per cluster (default 500 ms). */
+  statusThrottleMs?: number;
+}
+
+/** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
+export interface KubeClient extends KubeApi {
+  /** Server-side apply of supporting manifests (modes full / one-time, pruning for full). */
+  applyManifests(manifests: Manifest[], opts: ApplyManifestsOptions): Promise<ApplyManifestsResult>;
+  /** Server-side dry-run create of a composed runner Job; throws naming the Job if the cluster would reject it. */
+  dryRunJob(check: Pick<HealthcheckJob, "jobName" | "namespace" | "job">): Promise<void>;
+  /** Queues a core/v1 Event on a Node or runner Job (best effort, aggregated like client-go's recorder). */
+  recordEvent(event: RolloutEvent): void;
+  /** Writes pending status-mirror writes and events now and waits for them. */
+  flush(): Promise<void>;
+  /** Kubernetes API requests made so far through this instance. */
+  stats(): KubeStats;
+  /** Flushes, then releases connections. */
+  close(): Promise<void>;
+}
+
+export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
+  const c = new KubeClients(kubeconfigText);
+  const log = opts.log ?? (() => undefined);
+  const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500);
+  const events = new EventRecorder(c, log);
+  return {
+    listMachines: (): Promise<Machine[]> => listMachines(c),
+    runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> => runCheck(c, check, { signal: o?.signal, log }),
+    sweepRunners: () => sweepRunners(c, log),
+    cordon: (node: string) => setUnschedulable(c, node, true),
+    uncordon: (node: string) => setUnschedulable(c, node, false),
+    drain: (node: string, o: { timeoutMs: number; signal?: AbortSignal }) => drain(c, node, o, log),
+    acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
+    writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
+    readStatus: (cluster: string) => mirror.read(cluster),
+    applyManifests: (manifests, o) => applyManifests(c, manifests, o, log),
+    dryRunJob: (check) => dryRunJob(c, check.namespace, check.jobName, check.job),
+    recordEvent: (event) => events.record(event),
+    flush: async () => {
+      await Promise.all([mirror.flush(), events.flush()]);
+    },
+    stats: () => c.stats(),
+    close: async () => {
+      await Promise.all([mirror.flush(), events.flush()]);
+      mirror.close();
+      c.close();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// Names the Kubernetes port reads and writes on cluster objects: labels, annotations, object names, field manager.
+
+/** Label on runner Jobs and their pod templates (talos-gate's counterpart of Omni's `omni-health-checker`). */
+export const RUNNER_APP_LABEL = "app.kubernetes.io/name";
+export const RUNNER_APP_VALUE = "talos-gate-healthcheck";
+export const RUNNER_SELECTOR = `${RUNNER_APP_LABEL}=${RUNNER_APP_VALUE}`;
+/** Every runner Job is named `talos-gate-<healthcheck id>`. */
+export const RUNNER_NAME_PREFIX = "talos-gate-";
+/** Set by the API server on a Job's pod template (Kubernetes >= 1.27), so every runner pod carries it. */
+export const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
+/** sha256 of the user's manifest text; a different value means the Job is out of date. */
+export const CONFIG_HASH_ANNOTATION = "talos-gate.dev/config-hash";
+
+export const CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
+/** Legacy control-plane role label (clusters upgraded from Kubernetes < 1.24). */
+export const LEGACY_MASTER_LABEL = "node-role.kubernetes.io/master";
+/** Optional Node label naming the machine set (Omni's extra worker sets). */
+export const MACHINE_SET_LABEL = "talos-gate.dev/machine-set";
+export const CONTROL_PLANES_SET = "control-planes";
+export const WORKERS_SET = "workers";
+
+/** Annotation the kubelet puts on mirror pods of static pods (these cannot be evicted). */
+export const MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
+
+/** Server-side apply field manager and event source of everything talos-gate writes. */
+export const FIELD_MANAGER = "talos-gate";
+/** On every object applied from a `full` or `one-time` manifest: which manifest and which cluster it belongs to. */
+export const MANIFEST_LABEL = "talos-gate.dev/manifest";
+export const CLUSTER_LABEL = "talos-gate.dev/cluster";
+
+/** Namespace of the per-cluster Lease, status ConfigMap and manifest inventory. */
+export const SYSTEM_NAMESPACE = "kube-system";
+export const leaseName = (cluster: string): string => `talos-gate-${cluster}`;
+export const statusConfigMapName = (cluster: string): string => `talos-gate-status-${cluster}`;
+export const inventoryConfigMapName = (cluster: string): string => `talos-gate-manifests-${cluster}`;
+/** Key of the status document inside the status ConfigMap. */
+export const STATUS_KEY = "status.yaml";
+/** Key of the inventory document inside the inventory ConfigMap. */
+export const INVENTORY_KEY = "inventory.json";

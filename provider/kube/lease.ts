@@ -1,0 +1,187 @@
+// One rollout per cluster: a coordination.k8s.io/v1 Lease `talos-gate-<cluster>` in kube-system. Taking it follows
+// client-go's leader election: free (no holder), ours, or expired (renewTime + leaseDurationSeconds in the past) →
+// take it with an update carrying the read resourceVersion (optimistic concurrency: of two racing takers exactly one
+// wins); held by someone else and not expired → fail at once naming the holder and the expiry. While held it is
+// renewed every durationSeconds/3; a failed renewal is retried every second until the lease would expire, and only
+// then (or when another holder is seen) is `lost` aborted. `release()` stops renewing and clears the holder.
+import * as k8s from "@kubernetes/client-node";
+import type { Lease } from "../rollout/ports";
+import { KubeClients } from "./client";
+import { apiMessage, isAlreadyExists, isConflict, isNotFound, KubeError, statusOf } from "./errors";
+import { FIELD_MANAGER, leaseName, SYSTEM_NAMESPACE } from "./labels";
+import { msg } from "./messages";
+
+export const DEFAULT_LEASE_SECONDS = 30;
+
+const micro = (ms: number): k8s.V1MicroTime => new k8s.V1MicroTime(ms);
+const timeOf = (t: unknown): number | undefined => (t ? new Date(t as string).getTime() : undefined);
+
+/** When the lease expires (ms since epoch), or undefined if it has no holder / no renew time. */
+export function leaseExpiry(lease: k8s.V1Lease): number | undefined {
+  const renew = timeOf(lease.spec?.renewTime) ?? timeOf(lease.spec?.acquireTime);
+  if (!lease.spec?.holderIdentity || renew === undefined) return undefined;
+  return renew + (lease.spec.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
+}
+
+export async function acquireLease(
+  c: KubeClients,
+  opts: { cluster: string; holder: string; durationSeconds?: number },
+  log: (line: string) => void,
+): Promise<Lease> {
+  const { cluster, holder } = opts;
+  const duration = Math.max(1, Math.round(opts.durationSeconds ?? DEFAULT_LEASE_SECONDS));
+  const name = leaseName(cluster);
+  const namespace = SYSTEM_NAMESPACE;
+  const fail = (op: string, err: unknown) =>
+    err instanceof KubeError ? err : new KubeError(msg.leaseRequestFailed(cluster, op, apiMessage(err), statusOf(err)), statusOf(err));
+
+  let current: k8s.V1Lease | undefined;
+  for (let attempt = 0; ; attempt++) {
+    let existing: k8s.V1Lease | undefined;
+    try {
+      existing = await c.coordination.readNamespacedLease({ name, namespace });
+    } catch (err) {
+      if (!isNotFound(err)) throw fail("reading", err);
+    }
+    const now = Date.now();
+    try {
+      if (!existing) {
+        current = await c.coordination.createNamespacedLease({
+          namespace, fieldManager: FIELD_MANAGER,
+          body: {
+            metadata: { name, namespace, labels: { "app.kubernetes.io/managed-by": FIELD_MANAGER } },
+            spec: { holderIdentity: holder, leaseDurationSeconds: duration, acquireTime: micro(now), renewTime: micro(now), leaseTransitions: 0 },
+          },
+        });
+        break;
+      }
+      const other = existing.spec?.holderIdentity;
+      const expiry = leaseExpiry(existing);
+      if (other && other !== holder && expiry !== undefined && expiry > now) {
+        throw new KubeError(msg.leaseHeld(cluster, other, new Date(expiry)), 409, "LeaseHeld");
+      }
+      const transitions = (existing.spec?.leaseTransitions ?? 0) + (other && other !== holder ? 1 : 0);
+      current = await c.coordination.replaceNamespacedLease({
+        name, namespace, fieldManager: FIELD_MANAGER,
+        body: {
+          ...existing,
+          spec: {
+            ...existing.spec,
+            holderIdentity: holder,
+            leaseDurationSeconds: duration,
+            acquireTime: other === holder && existing.spec?.acquireTime ? existing.spec.acquireTime : micro(now),
+            renewTime: micro(now),
+            leaseTransitions: transitions,
+          },
+        },
+      });
+      break;
+    } catch (err) {
+      // Lost a race (someone created or updated it between our read and write): read again and decide anew.
+      if ((isAlreadyExists(err) || (isConflict(err) && !(err instanceof KubeError))) && attempt < 3) continue;
+      throw fail("taking", err);
+    }
+  }
+  return new HeldLease(c, cluster, holder, duration, current!, log);
+}
+
+class HeldLease implements Lease {
+  private readonly ctl = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private released = false;
+  private renewing: Promise<void> | undefined;
+  /** When the lease expires for others if we cannot renew it. */
+  private expiresAt: number;
+
+  constructor(
+    private readonly c: KubeClients,
+    private readonly cluster: string,
+    readonly holder: string,
+    private readonly duration: number,
+    private lease: k8s.V1Lease,
+    private readonly log: (line: string) => void,
+  ) {
+    this.expiresAt = leaseExpiry(lease) ?? Date.now() + duration * 1000;
+    this.schedule((duration * 1000) / 3);
+  }
+
+  get lost(): AbortSignal {
+    return this.ctl.signal;
+  }
+
+  private schedule(ms: number): void {
+    if (this.released || this.ctl.signal.aborted) return;
+    this.timer = setTimeout(() => {
+      this.renewing = this.renew().finally(() => (this.renewing = undefined));
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  private lose(reason: string): void {
+    if (this.ctl.signal.aborted) return;
+    this.log(reason);
+    this.ctl.abort(new KubeError(reason));
+  }
+
+  private async renew(): Promise<void> {
+    if (this.released) return;
+    const name = this.lease.metadata!.name!;
+    const namespace = this.lease.metadata!.namespace!;
+    const started = Date.now();
+    try {
+      const next = await this.c.coordination.replaceNamespacedLease({
+        name, namespace, fieldManager: FIELD_MANAGER,
+        body: { ...this.lease, spec: { ...this.lease.spec, renewTime: micro(started) } },
+      });
+      if (this.released) return;
+      this.lease = next;
+      this.expiresAt = started + this.duration * 1000;
+      this.schedule((this.duration * 1000) / 3);
+    } catch (err) {
+      if (this.released) return;
+      if (isConflict(err)) {
+        // Our copy is stale: read it; still ours → renew from the fresh copy, otherwise it was taken over.
+        try {
+          const fresh = await this.c.coordination.readNamespacedLease({ name, namespace });
+          if (fresh.spec?.holderIdentity === this.holder) {
+            this.lease = fresh;
+            this.schedule(0);
+            return;
+          }
+          return this.lose(msg.leaseLost(this.cluster, fresh.spec?.holderIdentity || "(nobody)"));
+        } catch (readErr) {
+          err = readErr;
+        }
+      }
+      if (isNotFound(err)) return this.lose(msg.leaseLost(this.cluster, "(deleted)"));
+      // Keep trying until the lease would have expired for everyone else.
+      if (Date.now() + 1000 >= this.expiresAt) return this.lose(msg.leaseRenewFailed(this.cluster, apiMessage(err)));
+      this.schedule(1000);
+    }
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.renewing?.catch(() => undefined);
+    if (this.ctl.signal.aborted) return; // not ours any more
+    const name = this.lease.metadata!.name!;
+    const namespace = this.lease.metadata!.namespace!;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.c.coordination.replaceNamespacedLease({
+          name, namespace, fieldManager: FIELD_MANAGER,
+          body: { ...this.lease, spec: { ...this.lease.spec, holderIdentity: undefined, renewTime: micro(Date.now()), leaseDurationSeconds: 1 } },
+        });
+        return;
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (!isConflict(err)) throw new KubeError(msg.leaseRequestFailed(this.cluster, "releasing", apiMessage(err), statusOf(err)), statusOf(err));
+        const fresh = await this.c.coordination.readNamespacedLease({ name, namespace }).catch(() => undefined);
+        if (!fresh || fresh.spec?.holderIdentity !== this.holder) return;
+        this.lease = fresh;
+      }
+    }
+  }
+}

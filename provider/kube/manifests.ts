@@ -1,0 +1,214 @@
+// Supporting manifests (Omni's `kubernetes.manifests`: RBAC and the like for healthchecks), applied server-side with
+// field manager `talos-gate` (conflicts forced), Namespaces and CRDs first.
+//
+// Modes:
+//   full      applied every time; objects applied before that are no longer listed are pruned (deleted).
+//   one-time  applied only if the object does not exist yet; never updated, never pruned.
+//
+// Tracking (for pruning): every applied object gets labels `talos-gate.dev/manifest=<manifest name>` and
+// `talos-gate.dev/cluster=<cluster>`, and the full-mode objects are recorded in an inventory ConfigMap
+// kube-system/talos-gate-manifests-<cluster> (key inventory.json: [{manifest, apiVersion, kind, namespace, name}]).
+// Pruning deletes inventory entries not listed any more — across all of the cluster's full manifests, so a call must
+// list all of them — and only if the live object still carries the cluster label (an object whose label was removed
+// has been taken over by someone else and is left alone). The inventory avoids listing every kind in the cluster.
+import * as k8s from "@kubernetes/client-node";
+import * as YAML from "yaml";
+import type { ApplyManifestsOptions, ApplyManifestsResult, Manifest, ManifestMode } from "../rollout/ports";
+import { KubeClients } from "./client";
+import { apiMessage, backoffMs, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
+import { CLUSTER_LABEL, FIELD_MANAGER, INVENTORY_KEY, inventoryConfigMapName, MANIFEST_LABEL, SYSTEM_NAMESPACE } from "./labels";
+import { msg } from "./messages";
+
+interface InventoryEntry {
+  manifest: string;
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+interface Desired {
+  manifest: string;
+  mode: ManifestMode;
+  object: k8s.KubernetesObject & Record<string, any>;
+}
+
+const describe = (o: { kind?: string; namespace?: string; name?: string }) =>
+  `${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`;
+const entryKey = (e: InventoryEntry) => `${e.apiVersion}|${e.kind}|${e.namespace ?? ""}|${e.name}`;
+
+/** A label value from any text: invalid characters become '-', at most 63 characters, alphanumeric at both ends. */
+export function labelValue(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63).replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "");
+}
+
+export function parseManifest(m: Manifest): Record<string, any>[] {
+  let docs: unknown[];
+  if (typeof m.content === "string") {
+    docs = [];
+    for (const doc of YAML.parseAllDocuments(m.content)) {
+      if (doc.errors.length > 0) throw new KubeError(msg.manifestNotYaml(m.name, doc.errors[0].message.split("\n")[0]));
+      docs.push(doc.toJS());
+    }
+  } else {
+    docs = m.content;
+  }
+  const out: Record<string, any>[] = [];
+  const visit = (d: unknown) => {
+    if (d === null || d === undefined) return; // empty or comment-only document
+    const o = d as Record<string, any>;
+    if (typeof o === "object" && typeof o.kind === "string" && o.kind.endsWith("List") && Array.isArray(o.items)) {
+      o.items.forEach(visit);
+      return;
+    }
+    if (typeof o !== "object" || Array.isArray(o) || typeof o.apiVersion !== "string" || typeof o.kind !== "string" ||
+      typeof o.metadata?.name !== "string" || o.metadata.name === "") {
+      throw new KubeError(msg.manifestNotObject(m.name, out.length));
+    }
+    out.push(o);
+  };
+  docs.forEach(visit);
+  return out;
+}
+
+const order = (kind: string | undefined) => (kind === "Namespace" ? 0 : kind === "CustomResourceDefinition" ? 1 : 2);
+
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= 4 || !isTransient(err) || statusOf(err) === undefined && attempt >= 2) throw err;
+      await sleep(backoffMs(attempt, 200, 2000));
+    }
+  }
+}
+
+export async function applyManifests(
+  c: KubeClients,
+  manifests: Manifest[],
+  opts: ApplyManifestsOptions,
+  log: (line: string) => void,
+): Promise<ApplyManifestsResult> {
+  const { cluster } = opts;
+  const dryRun = opts.dryRun ? "All" : undefined;
+  const desired: Desired[] = [];
+  for (const m of manifests) {
+    const mode = m.mode ?? opts.mode ?? "full";
+    for (const raw of parseManifest(m)) {
+      const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, managedFields: _mf, generation: _g, ...meta } = raw.metadata;
+      const object = {
+        ...raw,
+        metadata: { ...meta, labels: { ...(meta.labels ?? {}), [MANIFEST_LABEL]: labelValue(m.name), [CLUSTER_LABEL]: labelValue(cluster) } },
+      };
+      delete (object as Record<string, unknown>).status;
+      desired.push({ manifest: m.name, mode, object });
+    }
+  }
+  desired.sort((a, b) => order(a.object.kind) - order(b.object.kind)); // stable: manifest order otherwise
+
+  const result: ApplyManifestsResult = { applied: [], skipped: [], pruned: [] };
+  const keep = new Map<string, InventoryEntry>(); // full-mode objects now applied
+  const listed = new Set<string>(); // every object listed, any mode
+  const hasCrds = desired.some((d) => d.object.kind === "CustomResourceDefinition");
+  for (const d of desired) {
+    const o = d.object;
+    let namespaced = await withRetry(() => c.objects.namespaced(o.apiVersion!, o.kind!));
+    for (let i = 0; namespaced === undefined && hasCrds && !dryRun && i < 20; i++) {
+      await sleep(250); // a CRD applied just now takes a moment to be served
+      namespaced = await withRetry(() => c.objects.namespaced(o.apiVersion!, o.kind!));
+    }
+    if (namespaced === undefined) {
+      throw new KubeError(msg.manifestApplyFailed(d.manifest, describe({ kind: o.kind, namespace: o.metadata?.namespace, name: o.metadata?.name }),
+        `the cluster does not serve ${o.apiVersion} ${o.kind}`, 404), 404);
+    }
+    if (namespaced) o.metadata!.namespace ||= "default";
+    else delete o.metadata!.namespace;
+    const entry: InventoryEntry = { manifest: d.manifest, apiVersion: o.apiVersion!, kind: o.kind!, name: o.metadata!.name!, ...(namespaced ? { namespace: o.metadata!.namespace } : {}) };
+    const what = describe(entry);
+    listed.add(entryKey(entry));
+    try {
+      if (d.mode === "one-time") {
+        const exists = await withRetry(() => c.objects.read({ apiVersion: entry.apiVersion, kind: entry.kind, metadata: { name: entry.name, namespace: entry.namespace } }))
+          .then(() => true, (err) => (isNotFound(err) ? false : Promise.reject(err)));
+        if (exists) {
+          result.skipped.push(what);
+          continue;
+        }
+      }
+      await withRetry(() => c.objects.patch(o, undefined, dryRun, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+      result.applied.push(what);
+      if (d.mode === "full") keep.set(entryKey(entry), entry);
+    } catch (err) {
+      throw new KubeError(msg.manifestApplyFailed(d.manifest, what, apiMessage(err), statusOf(err)), statusOf(err));
+    }
+  }
+
+  const previous = await readInventory(c, cluster);
+  const stale = previous.filter((e) => !listed.has(entryKey(e)) && !keep.has(entryKey(e)));
+  if (dryRun) {
+    result.pruned = stale.map(describe);
+    return result;
+  }
+  // Record the union first: a crash before pruning must not forget the objects still to prune.
+  if (stale.length > 0) await writeInventory(c, cluster, [...keep.values(), ...stale]);
+  const failed: InventoryEntry[] = [];
+  stale.sort((a, b) => order(b.kind) - order(a.kind)); // namespaces last
+  for (const e of stale) {
+    const header = { apiVersion: e.apiVersion, kind: e.kind, metadata: { name: e.name, namespace: e.namespace } };
+    try {
+      const live = await c.objects.read(header);
+      if (live.metadata?.labels?.[CLUSTER_LABEL] !== labelValue(cluster)) continue; // taken over: leave it
+      await c.objects.delete(header, undefined, undefined, undefined, undefined, "Background");
+      result.pruned.push(describe(e));
+    } catch (err) {
+      if (isNotFound(err)) continue;
+      log(msg.manifestPruneFailed(describe(e), apiMessage(err)));
+      failed.push(e); // retried by the next apply
+    }
+  }
+  await writeInventory(c, cluster, [...keep.values(), ...failed]);
+  return result;
+}
+
+async function readInventory(c: KubeClients, cluster: string): Promise<InventoryEntry[]> {
+  try {
+    const cm = await c.core.readNamespacedConfigMap({ name: inventoryConfigMapName(cluster), namespace: SYSTEM_NAMESPACE });
+    const parsed = JSON.parse(cm.data?.[INVENTORY_KEY] ?? "[]");
+    return Array.isArray(parsed) ? (parsed as InventoryEntry[]) : [];
+  } catch (err) {
+    if (isNotFound(err) || err instanceof SyntaxError) return [];
+    throw new KubeError(msg.inventoryFailed(cluster, apiMessage(err), statusOf(err)), statusOf(err));
+  }
+}
+
+async function writeInventory(c: KubeClients, cluster: string, entries: InventoryEntry[]): Promise<void> {
+  const name = inventoryConfigMapName(cluster);
+  const sorted = [...entries].sort((a, b) => entryKey(a).localeCompare(entryKey(b)));
+  const body: k8s.V1ConfigMap = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { "app.kubernetes.io/managed-by": FIELD_MANAGER, [CLUSTER_LABEL]: labelValue(cluster) } },
+    data: { [INVENTORY_KEY]: JSON.stringify(sorted, null, 1) },
+  };
+  try {
+    await withRetry(() => c.objects.patch(body, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+  } catch (err) {
+    throw new KubeError(msg.inventoryFailed(cluster, apiMessage(err), statusOf(err)), statusOf(err));
+  }
+}
+
+/**
+ * Server-side dry-run create of a composed runner Job: the cluster validates and defaults it without storing it. A Job
+ * of that name existing already is fine (validation runs before the name clash). Throws naming the Job otherwise.
+ */
+export async function dryRunJob(c: KubeClients, namespace: string, name: string, job: Record<string, unknown>): Promise<void> {
+  try {
+    await c.batch.createNamespacedJob({ namespace, body: job as k8s.V1Job, dryRun: "All", fieldManager: FIELD_MANAGER });
+  } catch (err) {
+    const status = statusOf(err);
+    if (status === 409) return;
+    if (status === 404) throw new KubeError(msg.jobNamespaceMissing(namespace, name), status, "NotFound");
+    throw new KubeError(msg.jobDryRunRejected(namespace, name, apiMessage(err)), status);
+  }
+}

@@ -1,0 +1,107 @@
+// Every user-visible message of the Kubernetes port. Each says what failed, where (namespace/object, node, cluster)
+// and what to do. Details come from the API server's Status message (errors.ts), never from raw exception text.
+
+const dur = (ms: number): string =>
+  ms % 60000 === 0 ? `${ms / 60000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+
+/** What the user should do about a failed request, from its HTTP status. */
+function hint(status: number | undefined, resource: string, namespace?: string): string {
+  const where = namespace ? ` in namespace "${namespace}"` : "";
+  switch (status) {
+    case 401:
+      return "the kubeconfig's credentials were refused; use a current kubeconfig for this cluster";
+    case 403:
+      return `grant the kubeconfig's user access to ${resource}${where} (see the RBAC the talos-gate docs list)`;
+    case undefined:
+      return "check that the API server in the kubeconfig is reachable, then retry";
+    default:
+      return status >= 500 || status === 429 ? "the API server is overloaded or restarting; retry" : "fix the cause above, then retry";
+  }
+}
+
+export const msg = {
+  // --- kubeconfig
+  kubeconfigInvalid: (detail: string) => `kubeconfig: cannot be read (${detail}); pass the contents of a kubeconfig file`,
+  kubeconfigNoCluster: () =>
+    "kubeconfig: no current cluster (current-context is missing or names no cluster); set current-context",
+
+  // --- healthcheck runner (Omni's wording for the outcome details, §4.3 / §4.4)
+  waitingToComplete: () => "waiting to complete",
+  jobFailedDefault: () => "healthcheck job failed",
+  /** Omni's fallback failure text: `<reason>: <message>`, `healthcheck job failed` for an empty reason. */
+  jobConditionText: (reason: string | undefined, message: string | undefined) =>
+    `${reason?.trim() || "healthcheck job failed"}${message?.trim() ? `: ${message.trim()}` : ""}`,
+  jobNamespaceMissing: (ns: string, job: string) =>
+    `healthcheck Job ${ns}/${job}: namespace "${ns}" does not exist; create it (for example in the Cluster's manifests) ` +
+    "or set metadata.namespace of the healthcheck's job manifest to an existing namespace",
+  jobInvalid: (ns: string, job: string, detail: string) =>
+    `healthcheck Job ${ns}/${job}: the cluster rejected the Job: ${detail}; fix the healthcheck's job manifest`,
+  jobRequestFailed: (op: string, ns: string, job: string, detail: string, status: number | undefined) =>
+    `healthcheck Job ${ns}/${job}: ${op} failed: ${detail}; ${hint(status, "jobs and pods", ns)}`,
+
+  // --- dry run
+  jobDryRunRejected: (ns: string, job: string, detail: string) =>
+    `healthcheck Job ${ns}/${job}: the cluster would reject the Job (server-side dry run): ${detail}; ` +
+    "fix the healthcheck's job manifest",
+
+  // --- nodes
+  nodeRequestFailed: (op: string, node: string, detail: string, status: number | undefined) =>
+    `node ${node}: ${op} failed: ${detail}; ${status === 404 ? "the node does not exist in this cluster; check the node name" : hint(status, "nodes")}`,
+  listNodesFailed: (detail: string, status: number | undefined) =>
+    `listing the cluster's Nodes failed: ${detail}; ${hint(status, "nodes")}`,
+
+  // --- drain
+  drainTimeout: (node: string, timeoutMs: number, blockers: string[], pdbs: string[]) =>
+    `drain of node ${node} did not finish within ${dur(timeoutMs)}: ${blockers.length} pod(s) still on the node: ` +
+    `${blockers.join(", ")}` +
+    (pdbs.length
+      ? `; evictions refused by PodDisruptionBudget ${pdbs.join(", ")} — scale up the protected workload or relax the budget`
+      : "; check why the pods do not terminate (finalizers, long grace periods)") +
+    ", then retry",
+  drainCancelled: (node: string) => `drain of node ${node} was cancelled`,
+  evictFailed: (node: string, pod: string, detail: string, status: number | undefined) =>
+    `drain of node ${node}: evicting pod ${pod} failed: ${detail}; ${hint(status, "pods/eviction")}`,
+  blockedPod: (pod: string, why: string) => `${pod} (${why})`,
+  blockedByPdb: (pdb: string) => `blocked by PodDisruptionBudget ${pdb}`,
+  blockedTerminating: () => "terminating",
+  blockedEvicting: () => "eviction pending",
+
+  // --- lease
+  leaseHeld: (cluster: string, holder: string, expiresAt: Date) =>
+    `cluster ${cluster}: another rollout holds the lease (holder "${holder}") until ${expiresAt.toISOString()}; ` +
+    "wait for it to finish, or — if that process is gone — retry after the lease expires",
+  leaseRequestFailed: (cluster: string, op: string, detail: string, status: number | undefined) =>
+    `cluster ${cluster}: ${op} of the rollout lease failed: ${detail}; ${hint(status, "leases.coordination.k8s.io", "kube-system")}`,
+  leaseLost: (cluster: string, holder: string) =>
+    `cluster ${cluster}: the rollout lease was taken over by "${holder}"; stopping so two rollouts never run at once`,
+  leaseRenewFailed: (cluster: string, detail: string) =>
+    `cluster ${cluster}: the rollout lease could not be renewed before it expired (${detail}); stopping so two ` +
+    "rollouts never run at once — retry when the API server is reachable",
+
+  // --- status mirror and events
+  statusWriteFailed: (cluster: string, detail: string) =>
+    `cluster ${cluster}: writing the live status to ConfigMap kube-system/talos-gate-status-${cluster} failed: ${detail}`,
+  statusUnreadable: (cluster: string, detail: string) =>
+    `cluster ${cluster}: ConfigMap kube-system/talos-gate-status-${cluster} does not hold a readable status (${detail}); ` +
+    "it is rewritten by the next rollout",
+  statusReadFailed: (cluster: string, detail: string, status: number | undefined) =>
+    `cluster ${cluster}: reading the live status failed: ${detail}; ${hint(status, "configmaps", "kube-system")}`,
+  eventWriteFailed: (object: string, reason: string, detail: string) =>
+    `recording event ${reason} on ${object} failed: ${detail}`,
+
+  // --- manifests
+  manifestNotYaml: (manifest: string, detail: string) =>
+    `manifest "${manifest}": not valid YAML (${detail}); fix the manifest text`,
+  manifestNotObject: (manifest: string, index: number) =>
+    `manifest "${manifest}": document ${index + 1} is not a Kubernetes object (needs apiVersion, kind and metadata.name)`,
+  manifestApplyFailed: (manifest: string, object: string, detail: string, status: number | undefined) =>
+    `manifest "${manifest}": applying ${object} failed: ${detail}; ` +
+    (status === 404 ? "the kind is unknown to the cluster (is its CRD installed?) or the namespace is missing" : hint(status, object)),
+  manifestPruneFailed: (object: string, detail: string) => `pruning ${object} (no longer in the manifests) failed: ${detail}`,
+  inventoryFailed: (cluster: string, detail: string, status: number | undefined) =>
+    `cluster ${cluster}: updating the manifest inventory ConfigMap kube-system/talos-gate-manifests-${cluster} failed: ${detail}; ` +
+    hint(status, "configmaps", "kube-system"),
+
+  // --- sweep (logged only)
+  sweepFailed: (what: string, detail: string) => `cleanup of healthcheck runners: ${what} failed: ${detail}`,
+};

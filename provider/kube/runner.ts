@@ -1,0 +1,213 @@
+// The healthcheck runner: Omni's Job state machine (omni-behaviour.md §4.3), failure text (§4.4) and deletion (§4.8),
+// driven by a watch on the Job instead of a fixed requeue, so a pass is seen as soon as the Job completes.
+//
+// Every observed state of the Job is evaluated with the table below; evaluations that end nothing wait for the next
+// change of the Job (a watch event), not for an interval:
+//   absent               → create (AlreadyExists ignored)                     → running
+//   deletionTimestamp    → (the previous Job is still going away)            → running
+//   config hash differs  → delete, create the new one                        → running (a stale pass never counts)
+//   Complete=True        → delete Job and pods                               → passed
+//   Failed=True          → read the failure text, then delete Job and pods   → failed
+//   otherwise            →                                                   → running
+// Deletes carry a uid precondition, so an evaluation of a stale event can never delete a newer Job of the same name.
+import type * as k8s from "@kubernetes/client-node";
+import type { CheckOutcome, HealthcheckJob } from "../rollout/ports";
+import { KubeClients } from "./client";
+import { apiMessage, backoffMs, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
+import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
+import { msg } from "./messages";
+import { ObjectObserver } from "./watch";
+
+type Log = (line: string) => void;
+
+const CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid";
+
+/** The Job to submit: the composed object with name, namespace, runner label and config-hash annotation enforced. */
+export function jobBody(check: HealthcheckJob): Record<string, any> {
+  const job = check.job as Record<string, any>;
+  const meta = (job.metadata ?? {}) as Record<string, any>;
+  const spec = (job.spec ?? {}) as Record<string, any>;
+  const template = (spec.template ?? {}) as Record<string, any>;
+  const tmeta = (template.metadata ?? {}) as Record<string, any>;
+  return {
+    ...job,
+    apiVersion: job.apiVersion ?? "batch/v1",
+    kind: job.kind ?? "Job",
+    metadata: {
+      ...meta,
+      name: check.jobName,
+      namespace: check.namespace,
+      labels: { ...(meta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE },
+      // Without the hash the Job would look outdated forever (delete/create loop), so it is always set.
+      annotations: { ...(meta.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: check.configHash },
+    },
+    spec: {
+      ...spec,
+      template: { ...template, metadata: { ...tmeta, labels: { ...(tmeta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE } } },
+    },
+  };
+}
+
+function firstCondition(job: k8s.V1Job, type: string): k8s.V1JobCondition | undefined {
+  return job.status?.conditions?.find((c) => c.type === type);
+}
+
+const time = (t: unknown): number => (t === undefined || t === null ? Number.NEGATIVE_INFINITY : new Date(t as string).getTime());
+
+/**
+ * Omni's failure text: the termination message of the most recently finished failed container of the Job's pods,
+ * else `<condition reason>: <condition message>`. Pods of an older Job of the same name (other controller uid) are
+ * ignored.
+ */
+export function failureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
+  const uid = job.metadata?.uid;
+  let best: { at: number; text: string } | undefined;
+  for (const pod of pods) {
+    const podUid = pod.metadata?.labels?.[CONTROLLER_UID_LABEL];
+    if (uid && podUid && podUid !== uid) continue;
+    for (const cs of pod.status?.containerStatuses ?? []) {
+      const t = cs.state?.terminated;
+      if (!t || t.exitCode === 0) continue;
+      const text = (t.message ?? "").trim();
+      if (!text) continue;
+      const at = time(t.finishedAt);
+      if (!best || at > best.at) best = { at, text };
+    }
+  }
+  if (best) return best.text;
+  const failed = firstCondition(job, "Failed");
+  return msg.jobConditionText(failed?.reason, failed?.message);
+}
+
+/**
+ * Omni's `deleteHealthCheckJob`: delete the Job (Background, grace 0; NotFound ignored), then the runner's pods by
+ * job-name label (errors only logged). With `uid`, only that Job is deleted: if another Job holds the name now, neither
+ * it nor its pods are touched.
+ */
+export async function deleteRunner(c: KubeClients, namespace: string, name: string, uid: string | undefined, log: Log): Promise<void> {
+  try {
+    await c.batch.deleteNamespacedJob({
+      name, namespace, propagationPolicy: "Background", gracePeriodSeconds: 0,
+      body: { propagationPolicy: "Background", gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
+    });
+  } catch (err) {
+    if (isConflict(err)) return; // a newer Job holds the name
+    if (!isNotFound(err)) throw jobError("delete", namespace, name, err);
+  }
+  try {
+    await c.core.deleteCollectionNamespacedPod({ namespace, labelSelector: `${JOB_NAME_LABEL}=${name}` });
+  } catch (err) {
+    log(msg.jobRequestFailed("deleting the runner's pods", namespace, name, apiMessage(err), statusOf(err)));
+  }
+}
+
+function jobError(op: string, ns: string, name: string, err: unknown): Error {
+  if (err instanceof KubeError) return err;
+  const status = statusOf(err);
+  const detail = apiMessage(err);
+  if (op === "create" && status === 404) return new KubeError(msg.jobNamespaceMissing(ns, name), status, "NotFound");
+  if (op === "create" && (status === 422 || status === 400)) return new KubeError(msg.jobInvalid(ns, name, detail), status, "Invalid");
+  const e = new KubeError(msg.jobRequestFailed(op, ns, name, detail, status), status);
+  (e as { transient?: boolean }).transient = isTransient(err);
+  return e;
+}
+
+const retryable = (err: unknown): boolean =>
+  err instanceof KubeError ? Boolean((err as { transient?: boolean }).transient) : isTransient(err);
+
+/** One evaluation of the table above; undefined while the Job is still running. */
+async function evaluate(c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, log: Log): Promise<CheckOutcome | undefined> {
+  const { namespace, jobName } = check;
+  const create = async () => {
+    try {
+      await c.batch.createNamespacedJob({ namespace, body: jobBody(check) as k8s.V1Job });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw jobError("create", namespace, jobName, err);
+    }
+  };
+  if (!job) {
+    await create();
+    return undefined;
+  }
+  if (job.metadata?.deletionTimestamp) return undefined;
+  const uid = job.metadata?.uid;
+  if (job.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== check.configHash) {
+    await deleteRunner(c, namespace, jobName, uid, log);
+    await create();
+    return undefined;
+  }
+  if (firstCondition(job, "Complete")?.status === "True") {
+    await deleteRunner(c, namespace, jobName, uid, log);
+    return { state: "passed" };
+  }
+  if (firstCondition(job, "Failed")?.status === "True") {
+    let pods: k8s.V1Pod[] = [];
+    try {
+      pods = (await c.core.listNamespacedPod({ namespace, labelSelector: `${JOB_NAME_LABEL}=${jobName}` })).items;
+    } catch (err) {
+      log(msg.jobRequestFailed("listing the runner's pods", namespace, jobName, apiMessage(err), statusOf(err)));
+    }
+    const reason = failureText(job, pods);
+    await deleteRunner(c, namespace, jobName, uid, log);
+    return { state: "failed", reason };
+  }
+  return undefined;
+}
+
+/**
+ * Runs one healthcheck to its end (passed / failed), or until `signal` aborts (running, "waiting to complete"; the Job
+ * is left in place for the next evaluation). API server outages are waited out; permanent errors (namespace missing,
+ * Job rejected, forbidden) reject with a message naming the Job.
+ */
+export async function runCheck(
+  c: KubeClients,
+  check: HealthcheckJob,
+  opts: { signal?: AbortSignal; log: Log },
+): Promise<CheckOutcome> {
+  const running: CheckOutcome = { state: "running", reason: msg.waitingToComplete() };
+  const signal = opts.signal;
+  if (signal?.aborted) return running;
+  const { namespace, jobName } = check;
+  const observer = new ObjectObserver<k8s.V1Job>({
+    clients: c,
+    path: `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
+    name: jobName,
+    list: () => c.batch.listNamespacedJob({ namespace, fieldSelector: `metadata.name=${jobName}` }),
+    log: opts.log,
+  });
+  const stop = new AbortController();
+  const onAbort = () => {
+    stop.abort();
+    observer.stop();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const aborted = new Promise<CheckOutcome>((resolve) => stop.signal.addEventListener("abort", () => resolve(running), { once: true }));
+  const work = (async (): Promise<CheckOutcome> => {
+    let attempt = 0;
+    let state = await observer.next().catch((err) => {
+      throw jobError("list", namespace, jobName, err);
+    });
+    while (state && !stop.signal.aborted) {
+      try {
+        const outcome = await evaluate(c, check, state.object, opts.log);
+        if (outcome) return outcome;
+        attempt = 0;
+        state = await observer.next();
+      } catch (err) {
+        if (!retryable(err)) throw jobError("watch", namespace, jobName, err);
+        opts.log(`${(err as Error).message} (retrying)`);
+        await sleep(backoffMs(attempt++, 200, 2000), stop.signal);
+        state = observer.take() ?? state; // act on the newest state known
+      }
+    }
+    return running;
+  })();
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    work.catch(() => undefined);
+    signal?.removeEventListener("abort", onAbort);
+    observer.stop();
+    stop.abort();
+  }
+}

@@ -1,0 +1,132 @@
+// The live status mirror: the rollout's status object as YAML in ConfigMap kube-system/talos-gate-status-<cluster>
+// (key `status.yaml`), so `kubectl -n kube-system get cm talos-gate-status-<cluster> -o yaml` and `talos-gate status`
+// show it. Writes are throttled per cluster: the first goes out at once, later ones within 500 ms of the previous
+// write are coalesced (last one wins) and written at the end of the window; `flush()` writes what is pending and
+// waits. Mirroring is best effort: failures are logged, never thrown into the rollout.
+import * as k8s from "@kubernetes/client-node";
+import * as YAML from "yaml";
+import { KubeClients } from "./client";
+import { apiMessage, isNotFound, KubeError, statusOf } from "./errors";
+import { FIELD_MANAGER, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "./labels";
+import { msg } from "./messages";
+
+interface ClusterSlot {
+  pending?: { status: unknown };
+  timer?: NodeJS.Timeout;
+  inflight?: Promise<void>;
+  lastWriteAt: number;
+}
+
+export class StatusMirror {
+  private readonly slots = new Map<string, ClusterSlot>();
+
+  constructor(
+    private readonly c: KubeClients,
+    private readonly log: (line: string) => void,
+    private readonly throttleMs = 500,
+  ) {}
+
+  /** Queues `status` for `cluster`; returns at once (the write happens now or at the end of the throttle window). */
+  write(cluster: string, status: unknown): Promise<void> {
+    const slot = this.slot(cluster);
+    slot.pending = { status: JSON.parse(JSON.stringify(status ?? null)) };
+    this.pump(cluster, slot);
+    return Promise.resolve();
+  }
+
+  /** Writes every pending status now and waits for all writes in flight. */
+  async flush(cluster?: string): Promise<void> {
+    const names = cluster ? [cluster] : [...this.slots.keys()];
+    await Promise.all(
+      names.map(async (name) => {
+        const slot = this.slots.get(name);
+        if (!slot) return;
+        for (let i = 0; i < 3 && (slot.pending || slot.inflight); i++) {
+          await slot.inflight;
+          if (slot.pending) {
+            if (slot.timer) clearTimeout(slot.timer);
+            slot.timer = undefined;
+            this.startWrite(name, slot);
+          }
+        }
+        await slot.inflight;
+      }),
+    );
+  }
+
+  async read(cluster: string): Promise<unknown | undefined> {
+    await this.flush(cluster); // read-your-writes within this process
+    let cm: k8s.V1ConfigMap;
+    try {
+      cm = await this.c.core.readNamespacedConfigMap({ name: statusConfigMapName(cluster), namespace: SYSTEM_NAMESPACE });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw new KubeError(msg.statusReadFailed(cluster, apiMessage(err), statusOf(err)), statusOf(err));
+    }
+    const text = cm.data?.[STATUS_KEY];
+    if (text === undefined) return undefined;
+    try {
+      return YAML.parse(text);
+    } catch (err) {
+      throw new KubeError(msg.statusUnreadable(cluster, (err as Error).message.split("\n")[0]));
+    }
+  }
+
+  private slot(cluster: string): ClusterSlot {
+    let s = this.slots.get(cluster);
+    if (!s) {
+      s = { lastWriteAt: 0 };
+      this.slots.set(cluster, s);
+    }
+    return s;
+  }
+
+  private pump(cluster: string, slot: ClusterSlot): void {
+    if (!slot.pending || slot.inflight || slot.timer) return;
+    const wait = slot.lastWriteAt + this.throttleMs - Date.now();
+    if (wait <= 0) return this.startWrite(cluster, slot);
+    slot.timer = setTimeout(() => {
+      slot.timer = undefined;
+      this.pump(cluster, slot);
+    }, wait);
+  }
+
+  private startWrite(cluster: string, slot: ClusterSlot): void {
+    const pending = slot.pending;
+    if (!pending) return;
+    slot.pending = undefined;
+    slot.lastWriteAt = Date.now();
+    slot.inflight = this.put(cluster, pending.status)
+      .catch((err) => this.log(msg.statusWriteFailed(cluster, apiMessage(err))))
+      .finally(() => {
+        slot.inflight = undefined;
+        this.pump(cluster, slot);
+      });
+  }
+
+  private async put(cluster: string, status: unknown): Promise<void> {
+    const name = statusConfigMapName(cluster);
+    const body: k8s.V1ConfigMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name,
+        namespace: SYSTEM_NAMESPACE,
+        labels: { "app.kubernetes.io/managed-by": FIELD_MANAGER, "talos-gate.dev/cluster": cluster },
+        annotations: { "talos-gate.dev/updated-at": new Date().toISOString() },
+      },
+      data: { [STATUS_KEY]: YAML.stringify(status) },
+    };
+    try {
+      // Unconditional update (no resourceVersion): the newest status simply replaces the previous one.
+      await this.c.core.replaceNamespacedConfigMap({ name, namespace: SYSTEM_NAMESPACE, body, fieldManager: FIELD_MANAGER });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await this.c.core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body, fieldManager: FIELD_MANAGER });
+    }
+  }
+
+  close(): void {
+    for (const s of this.slots.values()) if (s.timer) clearTimeout(s.timer);
+  }
+}
