@@ -1,0 +1,62 @@
+// `talos-gate validate`, run in-process (stdout/stderr captured).
+import assert from "node:assert/strict";
+import * as path from "node:path";
+import { run } from "../../../cli/validate";
+import { EXAMPLES, FIXTURES } from "./helpers";
+
+async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const o = process.stdout.write.bind(process.stdout);
+  const e = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((s: string) => ((out += s), true)) as typeof process.stdout.write;
+  process.stderr.write = ((s: string) => ((err += s), true)) as typeof process.stderr.write;
+  try {
+    const code = await run(argv);
+    return { code, out, err };
+  } finally {
+    process.stdout.write = o;
+    process.stderr.write = e;
+  }
+}
+
+describe("cli: talos-gate validate", () => {
+  it("prints valid and a one-line summary, exit 0", async () => {
+    const r = await capture([path.join(EXAMPLES, "ceph-gated.yaml")]);
+    assert.equal(r.code, 0);
+    assert.equal(r.out, 'valid\ncluster "ceph-gated"; kubernetes v1.35.0; talos v1.11.0; machines: controlplane 1, workers 1; 1 healthcheck; 1 manifest\n');
+  });
+
+  it("--json prints the normalized model", async () => {
+    const r = await capture(["--json", path.join(EXAMPLES, "inline-healthcheck.yaml")]);
+    assert.equal(r.code, 0);
+    const model = JSON.parse(r.out);
+    assert.equal(model.healthchecks[0].id, "cluster-example-nodes-ready");
+    assert.equal(model.healthchecks[0].intervalMs, 30000);
+  });
+
+  it("prints every error with file, line, document and field, then Omni's text; exit 1", async () => {
+    const file = path.join(FIXTURES, "invalid", "F5-workers.yaml");
+    const r = await capture([file]);
+    assert.equal(r.code, 1);
+    assert.equal(r.out, "");
+    assert.equal(
+      r.err,
+      `${file}:13:7: document 3 (Workers "control-planes") name: name "control-planes" cannot be used in workers\n` +
+        `${file}:16:5: document 3 (Workers "control-planes") machines[1]: invalid machine ID "not-a-uuid": invalid UUID length: 10\n` +
+        `${file}: template: machines [11111111-2222-3333-4444-555555555555] are used in both controlplane and workers\n` +
+        "\nError: 2 errors occurred:\n\t* workers is invalid: 2 errors occurred:\n\t* name \"control-planes\" cannot be used in workers\n" +
+        "\t* invalid machine ID \"not-a-uuid\": invalid UUID length: 10\n\n\n\t* machines [11111111-2222-3333-4444-555555555555] are used in both controlplane and workers\n",
+    );
+  });
+
+  it("a missing file is an error, not a stack trace", async () => {
+    const r = await capture([path.join(FIXTURES, "nope.yaml")]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /^Error: cannot read template ".*nope\.yaml": ENOENT/);
+  });
+
+  it("usage errors exit 2", async () => {
+    assert.equal((await capture([])).code, 2);
+  });
+});
