@@ -318,7 +318,8 @@ class Converter {
           this.errors.push({ pos: kp, message: construct.cannotConstruct(keyNode.tag, undefined, "string") });
           continue;
         }
-        if (keyNode.text === "<<" && keyNode.tag !== "!!str" && isScalar(pair.key) && (pair.key as Scalar).type === Scalar.PLAIN) {
+        // `<<` is a merge key when plain and untagged (go-yaml resolves it to !!merge)
+        if (keyNode.text === "<<" && isScalar(pair.key) && (pair.key as Scalar).type === Scalar.PLAIN && !(pair.key as Scalar).tag) {
           merges.push(value);
           continue;
         }
