@@ -175,6 +175,17 @@ describe("template/rules: error details", () => {
     );
   });
 
+  it("anchors, aliases and << merge keys work inside a document (explicit keys win)", () => {
+    const text = [
+      "kind: Cluster", "name: demo", "kubernetes:", "  version: v1.33.0", "  healthchecks:", "    - &base", "      name: a",
+      "      interval: 10s", "      job: {apiVersion: batch/v1, kind: Job, spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}",
+      "    - <<: *base", "      name: b", "talos:", "  version: v1.10.0", "---", "kind: ControlPlane",
+    ].join("\n");
+    const r = parseTemplate(text);
+    assert.ok(r.ok, r.ok ? "" : r.error.message);
+    assert.deepEqual(r.template.healthchecks.map((h) => [h.id, h.intervalMs]), [["cluster-demo-a", 10_000], ["cluster-demo-b", 10_000]]);
+  });
+
   it("an empty template fails with the two count errors", () => {
     assert.equal(
       errorMessage(parseTemplate("# nothing here\n")),
