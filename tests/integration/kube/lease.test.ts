@@ -1,0 +1,76 @@
+// The per-cluster rollout Lease: refused to a second holder (naming the holder and the expiry), taken over only after
+// expiry, renewed while held, lost when someone else takes it, released on request.
+import * as assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import { delay, harness } from "./helpers";
+
+let counter = 0;
+const clusterName = () => `lease-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+
+describe("integration: kube port — rollout lease", function () {
+  this.timeout(120000);
+
+  it("is refused to a second holder while held and renewed, and free again after release", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    const a = await h.kube.acquireLease({ cluster, holder: "pipeline-a", durationSeconds: 3 });
+    assert.equal(a.holder, "pipeline-a");
+    await assert.rejects(h.kube.acquireLease({ cluster, holder: "pipeline-b", durationSeconds: 3 }), (err: Error) => {
+      assert.match(err.message, new RegExp(`cluster ${cluster}: another rollout holds the lease \\(holder "pipeline-a"\\) until \\d{4}-\\d\\d-\\d\\dT`));
+      return true;
+    });
+    await delay(4500); // longer than the lease duration: only renewal keeps it
+    assert.equal(a.lost.aborted, false);
+    await assert.rejects(h.kube.acquireLease({ cluster, holder: "pipeline-b", durationSeconds: 3 }), /holder "pipeline-a"/);
+    const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
+    const held = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    assert.equal(held.spec?.holderIdentity, "pipeline-a");
+    assert.equal(held.spec?.leaseDurationSeconds, 3);
+
+    await a.release();
+    const released = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    assert.equal(released.spec?.holderIdentity, undefined);
+    const b = await h.kube.acquireLease({ cluster, holder: "pipeline-b", durationSeconds: 3 });
+    await b.release();
+  });
+
+  it("is taken over only after it expired (a crashed holder), counting the transition", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
+    // A holder that stopped renewing (crashed) 1 s ago with a 2 s lease.
+    const renewed = Date.now() - 1000;
+    await coord.createNamespacedLease({
+      namespace: "kube-system",
+      body: {
+        metadata: { name: `talos-gate-${cluster}` },
+        spec: { holderIdentity: "crashed", leaseDurationSeconds: 2, acquireTime: new k8s.V1MicroTime(renewed), renewTime: new k8s.V1MicroTime(renewed), leaseTransitions: 0 },
+      },
+    });
+    await assert.rejects(h.kube.acquireLease({ cluster, holder: "next" }), /holder "crashed"/);
+    await delay(1300);
+    const lease = await h.kube.acquireLease({ cluster, holder: "next", durationSeconds: 5 });
+    const now = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    assert.equal(now.spec?.holderIdentity, "next");
+    assert.equal(now.spec?.leaseTransitions, 1);
+    await lease.release();
+  });
+
+  it("aborts `lost` when another holder takes the lease over", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    const a = await h.kube.acquireLease({ cluster, holder: "pipeline-a", durationSeconds: 3 });
+    const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
+    const lease = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    lease.spec!.holderIdentity = "intruder";
+    await coord.replaceNamespacedLease({ name: lease.metadata!.name!, namespace: "kube-system", body: lease });
+    const lost = await Promise.race([
+      new Promise<string>((resolve) => a.lost.addEventListener("abort", () => resolve(String((a.lost.reason as Error)?.message)))),
+      delay(5000).then(() => "not lost"),
+    ]);
+    assert.match(lost, new RegExp(`cluster ${cluster}: the rollout lease was taken over by "intruder"`));
+    await a.release(); // no-op: not ours
+    const after = await coord.readNamespacedLease({ name: lease.metadata!.name!, namespace: "kube-system" });
+    assert.equal(after.spec?.holderIdentity, "intruder");
+  });
+});

@@ -1,0 +1,139 @@
+// Cluster reads, cordon/uncordon and a PDB-aware drain against a real kube-apiserver. No kubelet runs, so the test
+// plays it: it finishes the graceful deletion of evicted pods (delete with grace 0), as a kubelet does once the
+// containers stopped. No disruption controller runs either: the test writes the PDB status itself.
+import * as assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import { freshNamespace, testControlPlane } from "../../support/kube";
+import { wholeSecond } from "../../support/jobstatus";
+import { harness, Harness } from "./helpers";
+
+let nodeCounter = 0;
+async function createNode(h: Harness, opts: { controlPlane?: boolean; ready?: boolean; osImage?: string; set?: string; ip?: string }) {
+  const name = `node-${process.pid}-${Date.now().toString(36)}-${nodeCounter++}`;
+  const labels: Record<string, string> = { "kubernetes.io/hostname": name };
+  if (opts.controlPlane) labels["node-role.kubernetes.io/control-plane"] = "";
+  if (opts.set) labels["talos-gate.dev/machine-set"] = opts.set;
+  await h.core.createNode({ body: { metadata: { name, labels } } });
+  const now = wholeSecond();
+  await h.core.patchNodeStatus({
+    name,
+    body: [{
+      op: "add", path: "/status",
+      value: {
+        addresses: [{ type: "Hostname", address: name }, { type: "InternalIP", address: opts.ip ?? "10.5.0.2" }],
+        conditions: [{ type: "Ready", status: opts.ready === false ? "False" : "True", reason: "KubeletReady", message: "ok", lastHeartbeatTime: now, lastTransitionTime: now }],
+        nodeInfo: {
+          osImage: opts.osImage ?? "Talos (v1.12.4)", architecture: "amd64", bootID: "b", containerRuntimeVersion: "containerd://2.1",
+          kernelVersion: "6.12", kubeProxyVersion: "", kubeletVersion: "v1.36.3", machineID: "m", operatingSystem: "linux", systemUUID: "u",
+        },
+      },
+    }],
+  });
+  return name;
+}
+
+async function runningPod(h: Harness, ns: string, name: string, node: string, extra: { labels?: Record<string, string>; owner?: string; annotations?: Record<string, string> } = {}) {
+  await h.core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: {
+        name, labels: extra.labels, annotations: extra.annotations,
+        ownerReferences: extra.owner ? [{ apiVersion: "apps/v1", kind: extra.owner, name: "owner", uid: "0b7d6a3e-0000-4000-8000-000000000001", controller: true }] : undefined,
+      },
+      spec: { nodeName: node, containers: [{ name: "c", image: "busybox" }] },
+    },
+  });
+  const now = wholeSecond();
+  await h.core.patchNamespacedPodStatus({
+    name, namespace: ns,
+    body: [{
+      op: "add", path: "/status",
+      value: {
+        phase: "Running", startTime: now,
+        conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }],
+        containerStatuses: [{ name: "c", image: "busybox", imageID: "", ready: true, started: true, restartCount: 0, state: { running: { startedAt: now } } }],
+      },
+    }],
+  });
+}
+
+/** The kubelet's part of a graceful deletion: pods marked for deletion on `node` are removed. */
+function fakeKubelet(h: Harness, node: string): () => void {
+  let stopped = false;
+  void (async () => {
+    while (!stopped) {
+      try {
+        const pods = (await h.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+        for (const p of pods.filter((x) => x.metadata?.deletionTimestamp)) {
+          await h.core.deleteNamespacedPod({ name: p.metadata!.name!, namespace: p.metadata!.namespace!, gracePeriodSeconds: 0 }).catch(() => undefined);
+        }
+      } catch {
+        // keep going
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return () => (stopped = true);
+}
+
+describe("integration: kube port — nodes and drain", function () {
+  this.timeout(120000);
+
+  it("lists machines with role, InternalIP, readiness, cordon state, Talos version and machine set", async () => {
+    const h = await harness();
+    const cp1 = await createNode(h, { controlPlane: true, osImage: "Talos (v1.13.2)", ip: "10.5.0.10" });
+    const w1 = await createNode(h, { ready: false, osImage: "Ubuntu 24.04", ip: "10.5.0.20" });
+    const w2 = await createNode(h, { set: "gpu", ip: "10.5.0.21" });
+    await h.kube.cordon(w2);
+    const machines = await h.kube.listMachines();
+    const byName = new Map(machines.map((m) => [m.name, m]));
+    assert.deepEqual(byName.get(cp1), {
+      name: cp1, role: "controlplane", address: "10.5.0.10", ready: true, cordoned: false, talosVersion: "v1.13.2", machineSet: "control-planes",
+    });
+    assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, machineSet: "workers" });
+    assert.deepEqual(byName.get(w2), {
+      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, talosVersion: "v1.12.4", machineSet: "gpu",
+    });
+    await h.kube.uncordon(w2);
+    assert.notEqual((await h.core.readNode({ name: w2 })).spec?.unschedulable, true, "uncordoned");
+  });
+
+  it("drain evicts pods, skips DaemonSet and mirror pods, and names the PodDisruptionBudget that blocks it", async () => {
+    const h = await harness();
+    const ns = await freshNamespace(await testControlPlane(), "drain");
+    const node = await createNode(h, {});
+    await runningPod(h, ns, "web-0", node, { labels: { app: "web" } });
+    await runningPod(h, ns, "db-0", node, { labels: { app: "db" } });
+    await runningPod(h, ns, "agent-x", node, { owner: "DaemonSet" });
+    await runningPod(h, ns, "static-x", node, { annotations: { "kubernetes.io/config.mirror": "abc" } });
+    const policy = h.kc.makeApiClient(k8s.PolicyV1Api);
+    await policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: { metadata: { name: "db-pdb" }, spec: { minAvailable: 1, selector: { matchLabels: { app: "db" } } } } });
+    const setPdb = async (allowed: number) => {
+      const pdb = await policy.readNamespacedPodDisruptionBudget({ name: "db-pdb", namespace: ns });
+      pdb.status = { observedGeneration: pdb.metadata!.generation, disruptionsAllowed: allowed, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 };
+      await policy.replaceNamespacedPodDisruptionBudgetStatus({ name: "db-pdb", namespace: ns, body: pdb });
+    };
+    await setPdb(0);
+    const stopKubelet = fakeKubelet(h, node);
+    try {
+      await assert.rejects(h.kube.drain(node, { timeoutMs: 3000 }), (err: Error) => {
+        assert.match(err.message, new RegExp(`drain of node ${node} did not finish within 3s`));
+        assert.match(err.message, new RegExp(`${ns}/db-0 \\(blocked by PodDisruptionBudget ${ns}/db-pdb`));
+        assert.match(err.message, new RegExp(`PodDisruptionBudget ${ns}/db-pdb — scale up`));
+        assert.doesNotMatch(err.message, /web-0|agent-x|static-x/);
+        return true;
+      });
+      assert.equal((await h.core.readNode({ name: node })).spec?.unschedulable, true, "cordoned");
+      const left = async () => (await h.core.listNamespacedPod({ namespace: ns })).items.map((p) => p.metadata?.name).sort();
+      assert.deepEqual(await left(), ["agent-x", "db-0", "static-x"], "web-0 was evicted");
+
+      await setPdb(1); // the budget allows one disruption now
+      await h.kube.drain(node, { timeoutMs: 10000 });
+      assert.deepEqual(await left(), ["agent-x", "static-x"]);
+      await h.kube.uncordon(node);
+      assert.notEqual((await h.core.readNode({ name: node })).spec?.unschedulable, true, "uncordoned");
+    } finally {
+      stopKubelet();
+    }
+  });
+});

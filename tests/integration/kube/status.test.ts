@@ -1,0 +1,63 @@
+// The live status mirror (ConfigMap, throttled, last write wins) and Kubernetes Events for rollout transitions.
+import * as assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import { createKubeApi } from "../../../provider/kube";
+import { freshNamespace, testControlPlane } from "../../support/kube";
+import { harness } from "./helpers";
+
+let counter = 0;
+const clusterName = () => `st-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+
+describe("integration: kube port — status mirror and events", function () {
+  this.timeout(120000);
+
+  it("round-trips the status through ConfigMap kube-system/talos-gate-status-<cluster>", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    assert.equal(await h.kube.readStatus(cluster), undefined);
+    const status = {
+      phase: "Upgrading", status: "updating machines 2/5", step: 'waiting for healthchecks to pass: "cluster-x-ceph": waiting to complete',
+      lastUpgradeVersion: "v1.12.4", currentUpgradeVersion: "v1.13.2", nested: { list: [1, "two", null, true] },
+    };
+    await h.kube.writeStatus(cluster, status);
+    assert.deepEqual(await h.kube.readStatus(cluster), status);
+    const cm = await h.core.readNamespacedConfigMap({ name: `talos-gate-status-${cluster}`, namespace: "kube-system" });
+    assert.match(cm.data?.["status.yaml"] ?? "", /^phase: Upgrading$/m);
+    // Another process (e.g. `talos-gate status`) reads the same thing.
+    const other = createKubeApi((await testControlPlane()).kubeconfig);
+    assert.deepEqual(await other.readStatus(cluster), status);
+    await other.close();
+  });
+
+  it("throttles writes per cluster: a burst becomes few writes and the last one wins", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    const before = h.kube.stats().requests;
+    for (let i = 1; i <= 20; i++) await h.kube.writeStatus(cluster, { status: `updating machines ${i}/20` });
+    await h.kube.flush();
+    const writes = h.kube.stats().requests - before;
+    assert.ok(writes <= 4, `20 status updates in a burst took ${writes} requests`);
+    assert.deepEqual(await h.kube.readStatus(cluster), { status: "updating machines 20/20" });
+  });
+
+  it("records events on Nodes and runner Jobs, aggregating repeats", async () => {
+    const h = await harness();
+    const ns = await freshNamespace(await testControlPlane(), "ev");
+    const node = `ev-node-${process.pid}-${Date.now().toString(36)}`;
+    h.kube.recordEvent({ object: { kind: "Node", name: node }, reason: "UpgradeStarted", message: "upgrading to v1.13.2" });
+    h.kube.recordEvent({ object: { kind: "Job", name: "talos-gate-cluster-x-ceph", namespace: ns }, type: "Warning", reason: "HealthcheckFailed", message: "ceph is not healthy" });
+    h.kube.recordEvent({ object: { kind: "Job", name: "talos-gate-cluster-x-ceph", namespace: ns }, type: "Warning", reason: "HealthcheckFailed", message: "ceph is not healthy" });
+    await h.kube.flush();
+    const nodeEvents = (await h.core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${node}` })).items;
+    assert.equal(nodeEvents.length, 1);
+    assert.equal(nodeEvents[0].involvedObject.kind, "Node");
+    assert.equal(nodeEvents[0].reason, "UpgradeStarted");
+    assert.equal(nodeEvents[0].source?.component, "talos-gate");
+    const jobEvents = (await h.core.listNamespacedEvent({ namespace: ns })).items;
+    assert.equal(jobEvents.length, 1, "a repeated event bumps the count instead of adding an Event");
+    assert.equal(jobEvents[0].count, 2);
+    assert.equal(jobEvents[0].type, "Warning");
+    assert.equal(jobEvents[0].involvedObject.namespace, ns);
+    assert.ok(k8s);
+  });
+});
