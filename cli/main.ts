@@ -34,3 +34,9 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

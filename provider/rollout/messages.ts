@@ -1,7 +1,7 @@
 // Every user-visible string of the rollout: status / step texts (Omni's exact wording, §3.4 and §4.5), plan lines,
 // progress lines, and error reasons. PURE.
 
-import { goQuote } from "./goquote";
+import { goQuote } from "../template/goquote";
 import type { Plan, SkippedMachine, Wave, RolloutMode } from "./plan";
 
 // ---------------------------------------------------------------------------------------------------------------

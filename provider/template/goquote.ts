@@ -22,8 +22,8 @@ function escapeRune(ch: string, cp: number): string {
     case "\v": return "\\v";
   }
   if (cp < 0x20 || cp === 0x7f) return "\\x" + hex(cp, 2);
-  // A lone UTF-16 surrogate cannot come from valid UTF-8; Go would show the replacement character.
-  if (cp >= 0xd800 && cp <= 0xdfff) return "\\ufffd";
+  // A lone UTF-16 surrogate is encoded as U+FFFD in UTF-8, a printable rune Go keeps as it is.
+  if (cp >= 0xd800 && cp <= 0xdfff) return "\ufffd";
   if (cp < 0x10000) return "\\u" + hex(cp, 4);
   return "\\U" + hex(cp, 8);
 }

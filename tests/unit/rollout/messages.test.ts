@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import * as msg from "../../../provider/rollout/messages";
-import { goQuote } from "../../../provider/rollout/goquote";
+import { goQuote } from "../../../provider/template/goquote";
 
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
