@@ -1,0 +1,102 @@
+// Classified errors of the Talos port. `retryable` says whether trying again later can help (node rebooting,
+// call cut short); everything else needs a human (credentials, roles, images, node state).
+import { status as Status } from "@grpc/grpc-js";
+import { msg } from "./messages";
+
+export type TalosErrorCode =
+  // retryable
+  | "UNAVAILABLE" | "CANCELLED" | "DEADLINE_EXCEEDED" | "STREAM_ENDED" | "MUTEX_BUSY" | "ABORTED"
+  // permanent
+  | "PERMISSION_DENIED" | "UNAUTHENTICATED" | "CERTIFICATE" | "FAILED_PRECONDITION" | "NOT_FOUND" | "UNIMPLEMENTED"
+  | "INVALID_ARGUMENT" | "INSTALLER_EXIT" | "SEQUENCE_FAILED" | "LOCKED" | "ROLLED_BACK" | "TIMEOUT"
+  | "TARGET_UNKNOWN" | "CONFIG" | "INTERNAL" | "UNKNOWN";
+
+const RETRYABLE: ReadonlySet<TalosErrorCode> = new Set<TalosErrorCode>([
+  "UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED", "STREAM_ENDED", "MUTEX_BUSY", "ABORTED",
+]);
+
+export class TalosError extends Error {
+  override readonly name = "TalosError";
+  readonly retryable: boolean;
+  constructor(
+    readonly code: TalosErrorCode,
+    message: string,
+    readonly node?: string,
+    /** gRPC status code, when the error came from a call. */
+    readonly grpcCode?: number,
+  ) {
+    super(redact(message));
+    this.retryable = RETRYABLE.has(code);
+  }
+}
+
+/** Removes PEM blocks and long base64 runs (key or certificate material) from text that may reach a user. */
+export function redact(text: string): string {
+  return text
+    .replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)/g, "[redacted PEM]")
+    .replace(/[A-Za-z0-9+/]{120,}={0,2}/g, "[redacted]");
+}
+
+const CERT_PATTERNS = [
+  /certificate/i, /x509/i, /self[- ]signed/i, /unable to verify/i, /unable to get (local )?issuer/i, /unknown ca/i,
+  /ERR_TLS_CERT/i, /handshake/i, /alert/i, /wrong signature/i, /CERT_/,
+];
+
+/** The "what happened" part of a grpc-js error: the status details without grpc-js' "14 UNAVAILABLE: " prefix. */
+function detailOf(err: { details?: string; message?: string }): string {
+  const d = err.details || err.message || "";
+  return redact(d.replace(/^\d+ [A-Z_]+: /, "")).slice(0, 600);
+}
+
+export interface GrpcLikeError {
+  code?: number | string;
+  details?: string;
+  message?: string;
+}
+
+/** Turns any error of a call into a TalosError naming the node and the operation. */
+export function classify(err: unknown, node: string, op: string): TalosError {
+  if (err instanceof TalosError) return err;
+  const e = (err ?? {}) as GrpcLikeError;
+  const code = typeof e.code === "number" ? e.code : undefined;
+  const detail = detailOf(e);
+  const make = (c: TalosErrorCode, m: string) => new TalosError(c, m, node, code);
+  if (code === undefined) {
+    if (typeof e.code === "string" && /^ERR_(OSSL|TLS|SSL)|CERT/.test(e.code)) return make("CERTIFICATE", msg.certificate(node, op, detail));
+    return make("UNKNOWN", msg.local(node, op, detail || String(err)));
+  }
+  switch (code) {
+    case Status.UNAVAILABLE:
+      if (CERT_PATTERNS.some((p) => p.test(detail))) return make("CERTIFICATE", msg.certificate(node, op, detail));
+      return make("UNAVAILABLE", msg.unavailable(node, op, detail));
+    case Status.CANCELLED:
+      return make("CANCELLED", msg.cancelled(node, op));
+    case Status.DEADLINE_EXCEEDED:
+      return make("DEADLINE_EXCEEDED", msg.deadline(node, op));
+    case Status.PERMISSION_DENIED:
+      return make("PERMISSION_DENIED", msg.permissionDenied(node, op, detail));
+    case Status.UNAUTHENTICATED:
+      return make("UNAUTHENTICATED", msg.unauthenticated(node, op, detail));
+    case Status.FAILED_PRECONDITION:
+      return make("FAILED_PRECONDITION", msg.failedPrecondition(node, op, detail));
+    case Status.NOT_FOUND:
+      return make("NOT_FOUND", msg.notFound(node, op, detail));
+    case Status.UNIMPLEMENTED:
+      return make("UNIMPLEMENTED", msg.unimplemented(node, op));
+    case Status.INVALID_ARGUMENT:
+      return make("INVALID_ARGUMENT", msg.invalidArgument(node, op, detail));
+    case Status.INTERNAL:
+      // grpc-js reports a stream reset by a rebooting peer as INTERNAL "Received RST_STREAM ..."
+      if (/RST_STREAM|Connection dropped|ECONNRESET/i.test(detail)) return make("UNAVAILABLE", msg.unavailable(node, op, detail));
+      return make("INTERNAL", msg.failed(node, op, "INTERNAL", detail));
+    default:
+      if (/upgrade mutex/i.test(detail)) return make("MUTEX_BUSY", msg.mutexBusy(node, op, detail));
+      if (/error validating installer image|error pulling image/i.test(detail)) return make("NOT_FOUND", msg.notFound(node, op, detail));
+      if (CERT_PATTERNS.slice(0, 6).some((p) => p.test(detail))) return make("CERTIFICATE", msg.certificate(node, op, detail));
+      return make("UNKNOWN", msg.failed(node, op, Status[code] ?? String(code), detail));
+  }
+}
+
+export function isRetryable(err: unknown): boolean {
+  return err instanceof TalosError && err.retryable;
+}

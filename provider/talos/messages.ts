@@ -1,0 +1,93 @@
+// Every user-visible message of the Talos port. Each names the node (where there is one), what failed and what to do.
+// Details coming from a server pass through `redact` (errors.ts) before they reach these strings.
+
+const dur = (ms: number): string => (ms % 60000 === 0 ? `${ms / 60000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
+
+export const msg = {
+  // --- talosconfig
+  configNotYaml: (detail: string) => `talosconfig: not valid YAML (${detail}); pass the contents of a talosconfig file`,
+  configNoContexts: () => "talosconfig: no contexts; generate one with `talosctl config new` or take it from your cluster's secrets",
+  configNoContext: () => "talosconfig: no context selected and more than one defined; set `context:` or pass the context name",
+  configUnknownContext: (name: string, known: string[]) =>
+    `talosconfig: context "${name}" not found (contexts: ${known.join(", ") || "none"}); fix \`context:\` or the context name`,
+  configNoEndpoints: (ctx: string) =>
+    `talosconfig: context "${ctx}" has no endpoints; add the address of a control-plane node under contexts.${ctx}.endpoints`,
+  configBadEndpoint: (ctx: string, ep: string) =>
+    `talosconfig: context "${ctx}": endpoint "${ep}" is not a host, host:port or URL`,
+  configMissingField: (ctx: string, field: string) =>
+    `talosconfig: context "${ctx}" has no \`${field}\`; talos-gate needs a talosconfig with mTLS credentials (ca, crt, key)`,
+  configOmniAuth: (ctx: string) =>
+    `talosconfig: context "${ctx}" uses Omni (auth.siderov1) authentication, which talos-gate does not support; ` +
+    "use a talosconfig with client certificates (ca, crt, key), e.g. from `talosctl config new` on a control plane",
+  configBadPem: (ctx: string, field: string, what: string) =>
+    `talosconfig: context "${ctx}": \`${field}\` is not base64 of a PEM ${what}; copy it unchanged from the talosconfig talosctl wrote`,
+  configBadKey: (ctx: string) =>
+    `talosconfig: context "${ctx}": \`key\` is not a usable private key (tried the Talos ED25519 label fix); regenerate the talosconfig`,
+  configBadCredentials: (ctx: string, detail: string) =>
+    `talosconfig: context "${ctx}": the TLS credentials cannot be used (${detail}); check that crt and key belong together`,
+
+  // --- images and versions
+  targetUnknown: (image: string) =>
+    `installer image "${image}" has no version tag (missing, "latest" or digest only), so the target Talos version is unknown; ` +
+    'use an explicit tag such as ghcr.io/siderolabs/installer:v1.13.2 or set the target version explicitly',
+  imageVersionMismatch: (image: string, tag: string, target: string) =>
+    `installer image "${image}" installs ${tag}, but the target version is ${target}; make the image tag and the version agree`,
+  badVersion: (version: string) => `"${version}" is not a Talos version; use the form v1.13.2`,
+  badSchematic: (schematic: string) =>
+    `"${schematic}" is not an Image Factory schematic ID (64 hexadecimal characters); copy it from factory.talos.dev or omnictl`,
+  badImageRef: (image: string) => `"${image}" is not a container image reference`,
+
+  // --- RPC failures (op = what was being done, e.g. "Version", "upgrade")
+  unavailable: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: the node is unreachable (${detail}); it may be rebooting — retry later, ` +
+    "and check that the talosconfig endpoint can reach the node",
+  cancelled: (node: string, op: string) => `talos: node ${node}: ${op}: the call was cancelled; retry`,
+  deadline: (node: string, op: string) => `talos: node ${node}: ${op}: no answer in time; the node may be overloaded or rebooting — retry`,
+  streamEnded: (node: string, op: string) =>
+    `talos: node ${node}: ${op}: the stream ended before the final answer; the node may be rebooting — retry`,
+  certificate: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: TLS certificate verification failed (${detail}); the talosconfig's ca/crt/key do not match ` +
+    "this cluster's Talos CA — use the cluster's talosconfig (or add the endpoint to machine.certSANs)",
+  permissionDenied: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: ${detail || "not authorized"}; the talosconfig's client certificate lacks the os:admin role — ` +
+    "use an admin talosconfig (talosctl config new --roles os:admin)",
+  unauthenticated: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: the node rejected the client certificate (${detail}); use the cluster's talosconfig`,
+  failedPrecondition: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: refused: ${detail}; ` +
+    (/in progress|locked/i.test(detail)
+      ? "wait for the running installation/upgrade on this node to finish, then retry"
+      : "fix the node's state (see the message) before upgrading it"),
+  notFound: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: ${detail}; check the installer image reference and that the node can reach its registry`,
+  unimplemented: (node: string, op: string) =>
+    `talos: node ${node}: ${op}: not implemented by this Talos version; upgrade the node with the legacy API`,
+  invalidArgument: (node: string, op: string, detail: string) => `talos: node ${node}: ${op}: invalid request: ${detail}`,
+  mutexBusy: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: ${detail}; another control plane is upgrading — retry after it finishes`,
+  failed: (node: string, op: string, code: string, detail: string) => `talos: node ${node}: ${op} failed (${code}): ${detail}`,
+  local: (node: string, op: string, detail: string) => `talos: node ${node}: ${op}: ${detail}`,
+
+  // --- upgrade outcome
+  installerExit: (node: string, code: number, version: string, tail: string) =>
+    `talos: node ${node}: the installer exited with code ${code}${tail ? ` (last output: ${tail})` : ""}; ` +
+    `the node was not rebooted and still runs ${version} — check the installer image and the node's logs`,
+  sequenceFailed: (node: string, detail: string) =>
+    `talos: node ${node}: the upgrade sequence failed on the node: ${detail}; check \`talosctl -n ${node} dmesg\` and retry`,
+  sequenceLocked: (node: string, detail: string) =>
+    `talos: node ${node}: the upgrade did not start (${detail}): another sequence is running on the node; wait for it to finish, then retry`,
+  rolledBack: (node: string, back: string, target: string) =>
+    `talos: node ${node} came back on ${back} instead of ${target}: the upgrade was rolled back by Talos (A/B); ` +
+    "check the installer image and the node's boot logs before retrying",
+  notBack: (node: string, target: string, timeoutMs: number, last: string) =>
+    `talos: node ${node} did not come back on ${target} within ${dur(timeoutMs)} (${last}); ` +
+    "check the node's console, then re-run to resume, or raise nodeTimeout",
+  lastDown: (detail: string) => `last seen: unreachable: ${detail}`,
+  lastSameBoot: () => "last seen: up with the same boot id, it has not rebooted",
+  lastOtherVersion: (v: string) => `last seen: rebooted, running ${v}`,
+  lastNothing: () => "no answer yet",
+  aborted: (node: string) => `talos: node ${node}: upgrade interrupted (cancelled); re-run to resume`,
+  noBootIdAccess: (node: string) =>
+    `talos: node ${node}: reading the boot id needs the os:admin role; use an admin talosconfig`,
+  unknownNode: (node: string) => `talos: node ${node}`,
+};

@@ -1,0 +1,335 @@
+// One simulated Talos node: its state (version, boot id, up/down, staged image, event buffer) and the node-side
+// sequences of the legacy upgrade, the new install + reboot flow, and the down/up cycle of a reboot. Cheap per node:
+// a few fields, no timers or buffers until something happens.
+import * as crypto from "node:crypto";
+import { status as Status } from "@grpc/grpc-js";
+import { AnyMessage } from "../../provider/talos/proto";
+import { versionFromImage } from "../../provider/talos/image";
+import { supportsLifecycleApi } from "../../provider/talos/version";
+import { ErrorCode, ev, PhaseAction, SequenceAction, Stage, xid } from "./events";
+
+export type SimRole = "controlplane" | "worker";
+
+/** Fault knobs of one node; tests set them at any time (`sim.node("w-1").faults.rollback = true`). */
+export interface NodeFaults {
+  /** Reject upgrades (legacy and LifecycleService) with this status; `true` = Talos-in-container's refusal. */
+  rejectUpgrade?: boolean | { code: Status; message: string };
+  /** Go down for an upgrade/reboot and never come back (until `sim.recover(node)`). */
+  neverComesBack?: boolean;
+  /** A/B rollback: come back after an upgrade on the old version (with a new boot id). */
+  rollback?: boolean;
+  /** Extra down time of every reboot. */
+  slowBootMs?: number;
+  /** An installation/upgrade is already in progress on the node. */
+  locked?: boolean;
+  /** The installer exits with this code (non-zero = failure). */
+  installerExitCode?: number;
+  /** Pulling any installer image fails (`true`, or the registry's error text). */
+  pullFailure?: boolean | string;
+  /** The node's apid presents a certificate from another CA (the endpoint cannot verify it). */
+  certMismatch?: boolean;
+}
+
+export interface SimTiming {
+  /** Image pull time. */
+  pullMs: number;
+  /** Installer run time. */
+  installMs: number;
+  /** Time a rebooting node is down (refuses connections). */
+  downMs: number;
+}
+
+export type DownReason = "upgrade" | "reboot";
+
+/** What the node does that the Kubernetes side of a simulated cluster mirrors. */
+export interface NodeHost {
+  readonly timing: SimTiming;
+  /** Talos cordoned the node (legacy upgrade, stage UPGRADING). */
+  cordon(node: SimNode): void;
+  /** The node's drain step of a legacy upgrade (the Kubernetes side evicts pods). */
+  drain(node: SimNode): Promise<void>;
+  down(node: SimNode, info: { reason: DownReason; cordon: boolean }): void;
+  up(node: SimNode, info: { version: string; bootId: string; uncordon: boolean }): void;
+}
+
+export interface SimNodeSpec {
+  name: string;
+  /** Address used in the `node` header (the Kubernetes Node's InternalIP). */
+  address: string;
+  role?: SimRole;
+  /** Talos version tag, e.g. "v1.12.4". */
+  version: string;
+}
+
+/** An error a handler returns to the client. */
+export class RpcError extends Error {
+  constructor(readonly code: Status, readonly details: string) {
+    super(details);
+  }
+}
+
+export interface EventRecord {
+  id: string;
+  actorId: string;
+  at: number;
+  data: AnyMessage;
+}
+
+export type EventSink = (e: EventRecord) => void;
+
+const EVENT_BUFFER = 1000;
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const uuid = () => crypto.randomUUID();
+
+export class SimNode {
+  readonly name: string;
+  readonly address: string;
+  readonly role: SimRole;
+  private _version: string;
+  private _bootId = uuid();
+  private _up = true;
+  /** Fault knobs; mutate freely. */
+  faults: NodeFaults = {};
+  private staged?: string;
+  private pulled?: Set<string>;
+  private installing = false;
+  private sequence?: string;
+  private buffer?: EventRecord[];
+  private sinks?: Set<EventSink>;
+  private downSinks?: Set<() => void>;
+  private timer?: NodeJS.Timeout;
+  private pendingBoot?: () => void;
+  private cordoned = false;
+
+  constructor(spec: SimNodeSpec, private readonly host: NodeHost) {
+    this.name = spec.name;
+    this.address = spec.address;
+    this.role = spec.role ?? "worker";
+    this._version = spec.version;
+  }
+
+  get version(): string { return this._version; }
+  get bootId(): string { return this._bootId; }
+  get up(): boolean { return this._up; }
+  /** Image installed by LifecycleService.Upgrade, active after the next reboot. */
+  get stagedImage(): string | undefined { return this.staged; }
+  get hasLifecycleApi(): boolean { return supportsLifecycleApi(this._version); }
+
+  // --- events
+
+  publish(data: AnyMessage, actorId = ""): void {
+    const e: EventRecord = { id: xid(), actorId, at: Date.now(), data };
+    (this.buffer ??= []).push(e);
+    if (this.buffer.length > EVENT_BUFFER) this.buffer.shift();
+    this.sinks?.forEach((s) => s(e));
+  }
+
+  /** Buffered events for a new stream (tail semantics of §2.5). */
+  tail(req: { tail_events: number; tail_id: string; tail_seconds: number }): EventRecord[] {
+    const buf = this.buffer ?? [];
+    if (req.tail_events < 0) return [...buf];
+    if (req.tail_events > 0) return buf.slice(-req.tail_events);
+    if (req.tail_id) {
+      const i = buf.findIndex((e) => e.id === req.tail_id);
+      return i >= 0 ? buf.slice(i + 1) : [];
+    }
+    if (req.tail_seconds > 0) return buf.filter((e) => e.at >= Date.now() - req.tail_seconds * 1000);
+    return [];
+  }
+
+  /** Subscribes to new events; `onDown` runs when the node goes down. Returns the unsubscribe function. */
+  subscribe(sink: EventSink, onDown: () => void): () => void {
+    (this.sinks ??= new Set()).add(sink);
+    (this.downSinks ??= new Set()).add(onDown);
+    return () => {
+      this.sinks?.delete(sink);
+      this.downSinks?.delete(onDown);
+      if (this.sinks?.size === 0) this.sinks = undefined;
+      if (this.downSinks?.size === 0) this.downSinks = undefined;
+    };
+  }
+
+  // --- RPC behaviour (the server has checked routing, up/down and roles)
+
+  /** Legacy MachineService.Upgrade: synchronous validation, then the `upgrade` sequence in the background. */
+  async legacyUpgrade(req: { image: string; stage: boolean }): Promise<{ ack: string; actorId: string }> {
+    const reject = this.faults.rejectUpgrade;
+    if (reject) throw reject === true ? new RpcError(Status.FAILED_PRECONDITION, "method is not supported in container mode") : new RpcError(reject.code, reject.message);
+    await delay(this.host.timing.pullMs);
+    const target = versionFromImage(req.image);
+    if (this.faults.pullFailure || !target) {
+      throw new RpcError(Status.UNKNOWN, `error validating installer image "${req.image}": ${this.pullError(req.image)}`);
+    }
+    const actorId = uuid();
+    if (this.sequence || this.faults.locked) {
+      setImmediate(() => this.publish(ev.sequence(req.stage ? "stageUpgrade" : "upgrade", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
+    } else {
+      this.sequence = "upgrade";
+      setImmediate(() => void this.runLegacyUpgrade(actorId, target, req.stage));
+    }
+    return { ack: "Upgrade request received", actorId };
+  }
+
+  private async runLegacyUpgrade(actorId: string, target: string, stage: boolean): Promise<void> {
+    const seq = stage ? "stageUpgrade" : "upgrade";
+    const p = (d: AnyMessage) => this.publish(d, actorId);
+    p(ev.sequence(seq, SequenceAction.START));
+    p(ev.status(Stage.UPGRADING, false));
+    this.cordoned = true;
+    this.host.cordon(this);
+    if (!stage) {
+      p(ev.phase("drain", PhaseAction.START));
+      p(ev.task("cordonAndDrainNode", PhaseAction.START));
+      try {
+        await this.host.drain(this);
+      } catch (err) {
+        const message = `sequence failed: error running phase 2 in ${seq} sequence: task 1/1: failed, ${(err as Error).message}`;
+        p(ev.sequence(seq, SequenceAction.NOOP, { code: ErrorCode.FATAL, message }));
+        this.sequence = undefined;
+        return;
+      }
+      p(ev.task("cordonAndDrainNode", PhaseAction.STOP));
+      p(ev.phase("drain", PhaseAction.STOP));
+    }
+    for (const phase of ["cleanup", "stopServices", "unmount"]) {
+      p(ev.phase(phase, PhaseAction.START));
+      p(ev.phase(phase, PhaseAction.STOP));
+    }
+    p(ev.phase("upgrade", PhaseAction.START));
+    await delay(this.host.timing.installMs);
+    const exit = this.faults.installerExitCode ?? 0;
+    if (exit !== 0) {
+      const message = `sequence failed: error running phase 12 in ${seq} sequence: task 1/1: failed, failed to run installer: exit status ${exit}`;
+      p(ev.sequence(seq, SequenceAction.NOOP, { code: ErrorCode.FATAL, message }));
+      p(ev.status(Stage.REBOOTING, false));
+      this.goDown("upgrade", this._version, 1); // a FATAL sequence reboots the node, on the old version
+      return;
+    }
+    p(ev.phase("upgrade", PhaseAction.STOP));
+    p(ev.phase("kexec", PhaseAction.START));
+    p(ev.status(Stage.REBOOTING, false));
+    p(ev.task("stopAllServices", PhaseAction.START));
+    this.goDown("upgrade", this.faults.rollback ? this._version : target, stage ? 2 : 1);
+  }
+
+  /** ImageService.Pull: progress, then the digest-pinned name. */
+  async pull(ref: string, send: (msg: object) => void): Promise<void> {
+    if (!this.hasLifecycleApi) throw new RpcError(Status.UNIMPLEMENTED, "unknown service machine.ImageService");
+    if (!ref) throw new RpcError(Status.INVALID_ARGUMENT, "image reference is required");
+    if (this.faults.pullFailure || !versionFromImage(ref)) throw new RpcError(Status.NOT_FOUND, `error pulling image: ${this.pullError(ref)}`);
+    const layer = "sha256:" + crypto.createHash("sha256").update("layer:" + ref).digest("hex");
+    send({ pull_progress: { layer_id: layer, progress: { status: 0, offset: "0", total: "1048576" } } });
+    await delay(this.host.timing.pullMs);
+    send({ pull_progress: { layer_id: layer, progress: { status: 3, offset: "1048576", total: "1048576" } } });
+    const name = `${ref.split("@")[0]}@sha256:${crypto.createHash("sha256").update(ref).digest("hex")}`;
+    (this.pulled ??= new Set()).add(ref).add(name);
+    send({ name });
+  }
+
+  /** LifecycleService.Upgrade: installs the pulled image (no reboot); log lines, then exactly one exit code. */
+  async lifecycleUpgrade(image: string, send: (msg: object) => void): Promise<void> {
+    if (!this.hasLifecycleApi) throw new RpcError(Status.UNIMPLEMENTED, "unknown service machine.LifecycleService");
+    const reject = this.faults.rejectUpgrade;
+    if (reject) throw reject === true ? new RpcError(Status.FAILED_PRECONDITION, "upgrade is not supported in container mode") : new RpcError(reject.code, reject.message);
+    if (!image) throw new RpcError(Status.INVALID_ARGUMENT, "installer image name is required");
+    if (this.installing || this.faults.locked) throw new RpcError(Status.FAILED_PRECONDITION, "another installation/upgrade is already in progress");
+    if (!this.pulled?.has(image)) throw new RpcError(Status.INTERNAL, `upgrade failed: installer image "${image}" not found in containerd store`);
+    this.installing = true;
+    try {
+      send({ progress: { message: `running installer ${image}` } });
+      await delay(this.host.timing.installMs);
+      const exit = this.faults.installerExitCode ?? 0;
+      if (exit === 0) {
+        send({ progress: { message: `installed Talos ${versionFromImage(image)} to the inactive boot slot` } });
+        this.staged = image;
+      } else {
+        send({ progress: { message: `error: installation failed (exit status ${exit})` } });
+      }
+      send({ progress: { exit_code: exit } });
+    } finally {
+      this.installing = false;
+    }
+  }
+
+  /** MachineService.Reboot: the `reboot` sequence, then down/up; the staged image (if any) becomes active. */
+  reboot(): { actorId: string } {
+    const actorId = uuid();
+    if (this.sequence) {
+      setImmediate(() => this.publish(ev.sequence("reboot", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
+      return { actorId };
+    }
+    this.sequence = "reboot";
+    setImmediate(() => {
+      this.publish(ev.sequence("reboot", SequenceAction.START), actorId);
+      this.publish(ev.status(Stage.REBOOTING, false), actorId);
+      this.publish(ev.task("stopAllServices", PhaseAction.START), actorId);
+      const staged = this.staged && versionFromImage(this.staged);
+      const next = staged && !this.faults.rollback ? staged : this._version;
+      this.goDown("reboot", next, 1);
+    });
+    return { actorId };
+  }
+
+  /** Read: only the boot id exists. */
+  read(path: string): Buffer {
+    if (path === "/proc/sys/kernel/random/boot_id") return Buffer.from(this._bootId + "\n");
+    throw new RpcError(Status.NOT_FOUND, `open ${path}: no such file or directory`);
+  }
+
+  // --- down/up cycle
+
+  private goDown(reason: DownReason, nextVersion: string, boots: number): void {
+    this._up = false;
+    this.downSinks?.forEach((f) => f());
+    this.sinks = undefined;
+    this.downSinks = undefined;
+    this.host.down(this, { reason, cordon: reason === "upgrade" });
+    this.pendingBoot = () => this.comeUp(nextVersion);
+    if (this.faults.neverComesBack) return;
+    const ms = boots * this.host.timing.downMs + (this.faults.slowBootMs ?? 0);
+    this.timer = setTimeout(() => this.pendingBoot?.(), ms);
+  }
+
+  private comeUp(version: string): void {
+    this.timer = undefined;
+    this.pendingBoot = undefined;
+    this._version = version;
+    this._bootId = uuid();
+    this.buffer = undefined;
+    this.staged = undefined;
+    this.sequence = undefined;
+    this.installing = false;
+    this._up = true;
+    this.publish(ev.sequence("initialize", SequenceAction.START));
+    this.publish(ev.status(Stage.BOOTING, false));
+    this.publish(ev.sequence("boot", SequenceAction.START));
+    this.publish(ev.sequence("boot", SequenceAction.STOP));
+    this.publish(ev.status(Stage.RUNNING, false, [{ name: "nodeReady", reason: "node not ready" }]));
+    this.publish(ev.status(Stage.RUNNING, true));
+    const uncordon = this.cordoned;
+    this.cordoned = false;
+    this.host.up(this, { version, bootId: this._bootId, uncordon });
+  }
+
+  /** Brings a node that was left down (fault `neverComesBack`) up now; false if it is not down. */
+  recover(): boolean {
+    if (this._up || !this.pendingBoot) return false;
+    clearTimeout(this.timer);
+    this.pendingBoot();
+    return true;
+  }
+
+  /** Cancels pending timers (sim shutdown). */
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.downSinks?.forEach((f) => f());
+    this.sinks = undefined;
+    this.downSinks = undefined;
+  }
+
+  private pullError(ref: string): string {
+    const f = this.faults.pullFailure;
+    return typeof f === "string" ? f : `failed to pull image "${ref}": ${ref}: not found`;
+  }
+}

@@ -1,0 +1,136 @@
+// The simulated apid endpoint: one mTLS gRPC listener speaking the Talos machine API, routing each call by its `node`
+// header to an in-process SimNode (talos-api.md §6.5). Enforces roles from the client certificate's O= and EKU
+// clientAuth, and answers for a down node the way an endpoint apid does for an unreachable target.
+import * as net from "node:net";
+import type { PeerCertificate } from "node:tls";
+import * as grpc from "@grpc/grpc-js";
+import { wire } from "../../provider/talos/proto";
+import { xid } from "./events";
+import { EventRecord, RpcError, SimNode } from "./node";
+
+export type Role = "os:admin" | "os:operator" | "os:reader";
+const ADMIN: Role[] = ["os:admin"];
+const OPERATOR: Role[] = ["os:admin", "os:operator"];
+const READER: Role[] = ["os:admin", "os:operator", "os:reader"];
+const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
+
+export interface NodeDirectory {
+  /** Node by address or name. */
+  lookup(target: string): SimNode | undefined;
+  /** The node that answers calls without a `node` header (the endpoint itself). */
+  endpointNode(): SimNode | undefined;
+}
+
+type Call = grpc.ServerUnaryCall<any, any> | grpc.ServerWritableStream<any, any>;
+
+const err = (code: grpc.status, details: string): Partial<grpc.StatusObject> => ({ code, details });
+
+function roles(call: Call): string[] {
+  const cert = call.getAuthContext()?.sslPeerCertificate as (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
+  if (!cert) return [];
+  const eku = cert.ext_key_usage ?? [];
+  if (eku.length !== 1 || eku[0] !== CLIENT_AUTH) return []; // apid accepts exactly [clientAuth]
+  const o = (cert.subject as unknown as Record<string, string | string[]> | undefined)?.O;
+  return o === undefined ? [] : Array.isArray(o) ? o : [o];
+}
+
+/** Resolves the target node of a call, or the error the endpoint returns. */
+function route(dir: NodeDirectory, call: Call, allowed: Role[]): SimNode | Partial<grpc.StatusObject> {
+  // several values may arrive as separate entries or joined with ", " (grpc-js joins repeated headers)
+  const node = call.metadata.get("node").flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
+  if (node.length > 1) return err(grpc.status.INVALID_ARGUMENT, "node metadata must be single-valued");
+  if (call.metadata.get("nodes").length > 0) {
+    return err(grpc.status.INVALID_ARGUMENT, "the simulated endpoint does not aggregate the deprecated 'nodes' header; send 'node' (one target per call)");
+  }
+  const have = roles(call);
+  if (!allowed.some((r) => have.includes(r))) return err(grpc.status.PERMISSION_DENIED, "not authorized");
+  const target = node.length ? String(node[0]) : undefined;
+  const n = target === undefined ? dir.endpointNode() : dir.lookup(target);
+  if (!n) {
+    const dial = net.isIP(target ?? "") ? `dial tcp ${target}:50000: connect: no route to host` : `dial tcp: lookup ${target}: no such host`;
+    return err(grpc.status.UNAVAILABLE, `connection error: desc = "transport: Error while dialing: ${dial}"`);
+  }
+  if (n.faults.certMismatch) {
+    return err(grpc.status.UNAVAILABLE,
+      'connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"');
+  }
+  if (!n.up) {
+    return err(grpc.status.UNAVAILABLE, `connection error: desc = "transport: Error while dialing: dial tcp ${n.address}:50000: connect: connection refused"`);
+  }
+  return n;
+}
+
+const toStatus = (e: unknown): Partial<grpc.StatusObject> =>
+  e instanceof RpcError ? err(e.code, e.details) : err(grpc.status.INTERNAL, String((e as Error)?.message ?? e));
+
+function unary(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
+  return (call, callback) => {
+    const n = route(dir, call, allowed);
+    if (!(n instanceof SimNode)) return callback(n);
+    Promise.resolve()
+      .then(() => fn(n, call.request))
+      .then((res) => callback(null, res), (e) => callback(toStatus(e)));
+  };
+}
+
+function stream(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any, send: (m: object) => void) => Promise<void>): grpc.handleServerStreamingCall<any, any> {
+  return (call) => {
+    const n = route(dir, call, allowed);
+    if (!(n instanceof SimNode)) return void call.emit("error", n);
+    let open = true;
+    call.on("cancelled", () => (open = false));
+    fn(n, call.request, (m) => open && call.write(m)).then(
+      () => open && call.end(),
+      (e) => open && call.emit("error", toStatus(e)),
+    );
+  };
+}
+
+function events(dir: NodeDirectory): grpc.handleServerStreamingCall<any, any> {
+  return (call) => {
+    const n = route(dir, call, READER);
+    if (!(n instanceof SimNode)) return void call.emit("error", n);
+    const req = call.request;
+    if ([req.tail_events !== 0, !!req.tail_id, req.tail_seconds !== 0].filter(Boolean).length > 1) {
+      return void call.emit("error", err(grpc.status.INVALID_ARGUMENT, "tail_events, tail_id and tail_seconds are mutually exclusive"));
+    }
+    const actor: string = req.with_actor_id ?? "";
+    const send = (e: EventRecord) => {
+      if (!actor || e.actorId === actor) call.write({ id: e.id, actor_id: e.actorId, data: e.data });
+    };
+    call.write({ id: xid(), actor_id: actor, data: { type_url: "", value: Buffer.alloc(0) } }); // hello
+    for (const e of n.tail(req)) send(e);
+    const unsubscribe = n.subscribe(send, () => {
+      unsubscribe();
+      call.emit("error", err(grpc.status.UNAVAILABLE, "error reading from server: EOF"));
+    });
+    call.on("cancelled", unsubscribe);
+  };
+}
+
+/** The service implementations of the simulated endpoint. */
+export function addTalosServices(server: grpc.Server, dir: NodeDirectory): void {
+  const w = wire();
+  server.addService(w.MachineService, {
+    Version: unary(dir, READER, (n) => ({
+      messages: [{
+        version: { tag: n.version, sha: "0000000", built: "", go_version: "go1.24.0", os: "linux", arch: "amd64" },
+        platform: { name: "metal", mode: "metal" },
+        features: { rbac: true },
+      }],
+    })),
+    Upgrade: unary(dir, ADMIN, async (n, req) => {
+      const r = await n.legacyUpgrade({ image: req.image, stage: !!req.stage });
+      return { messages: [{ ack: r.ack, actor_id: r.actorId }] };
+    }),
+    Reboot: unary(dir, OPERATOR, (n) => ({ messages: [{ actor_id: n.reboot().actorId }] })),
+    Read: stream(dir, ADMIN, async (n, req, send) => send({ bytes: n.read(req.path) })),
+    Events: events(dir),
+  });
+  server.addService(w.ImageService, {
+    Pull: stream(dir, OPERATOR, (n, req, send) => n.pull(req.image_ref, send)),
+  });
+  server.addService(w.LifecycleService, {
+    Upgrade: stream(dir, ADMIN, (n, req, send) => n.lifecycleUpgrade(req.source?.image_name ?? "", send)),
+  });
+}

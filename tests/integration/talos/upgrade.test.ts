@@ -1,0 +1,136 @@
+// One node upgraded through the real gRPC wire: the legacy path from v1.12.x, the >= 1.13 path (pull, install,
+// beforeReboot, reboot), the staged legacy path on 1.9.x and the idempotent no-op, observing the downtime.
+import * as assert from "node:assert/strict";
+import { NodeUpgradeStep } from "../../../provider/rollout/ports";
+import { TalosEvent } from "../../../provider/talos";
+import { Harness, image, spec, startHarness } from "./helpers";
+
+describe("talos: upgrading one simulated node over gRPC", function () {
+  this.timeout(20000);
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({
+      nodes: [
+        spec("cp-1", 2, "v1.12.3", "controlplane"),
+        spec("w-1", 3, "v1.13.1"),
+        spec("w-2", 4, "v1.13.2"),
+        spec("w-3", 5, "v1.9.1"),
+      ],
+    });
+  });
+  after(async () => h?.stop());
+
+  it("legacy path (v1.12.3 → v1.13.2): Talos cordons and drains itself, is unreachable while down, returns with a new boot id and version", async () => {
+    const { sim, api } = h;
+    const node = "10.5.0.2";
+    const before = await api.bootId(node);
+    const seen: string[] = [];
+    const downProbes: Promise<unknown>[] = [];
+    let drained = false;
+    sim.hooks.beforeLegacyDown = async (n) => {
+      seen.push(`drain ${n.name}`);
+      drained = true;
+    };
+    sim.on("cordon", (n) => seen.push(`cordon ${n.name}`));
+    sim.once("down", (n, info) => {
+      seen.push(`down ${n.name} ${info.reason} cordon=${info.cordon}`);
+      downProbes.push(api.version(node).then(() => "answered", (e) => e));
+    });
+    sim.once("up", (n, info) => seen.push(`up ${n.name} ${info.version} uncordon=${info.uncordon}`));
+    const steps: NodeUpgradeStep[] = [];
+    const res = await api.upgradeNode(node, {
+      image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10000, onStep: (s) => steps.push(s),
+    });
+    sim.hooks.beforeLegacyDown = undefined;
+    assert.equal(res.path, "legacy");
+    assert.equal(res.fromVersion, "v1.12.3");
+    assert.equal(res.toVersion, "v1.13.2");
+    assert.equal(res.oldBootId, before);
+    assert.notEqual(res.newBootId, before);
+    assert.equal(await api.bootId(node), res.newBootId);
+    assert.equal(await api.version(node), "v1.13.2");
+    assert.ok(drained);
+    assert.deepEqual(seen, ["cordon cp-1", "drain cp-1", "down cp-1 upgrade cordon=true", "up cp-1 v1.13.2 uncordon=true"]);
+    assert.deepEqual(steps, ["installing", "rebooting", "waiting", "back"]);
+    const probe = (await downProbes[0]) as { code?: string; retryable?: boolean; message?: string };
+    assert.equal(probe.code, "UNAVAILABLE", `while down: ${String(probe.message ?? probe)}`);
+    assert.equal(probe.retryable, true);
+    assert.match(probe.message!, /node 10\.5\.0\.2.*connection refused/);
+  });
+
+  it(">= 1.13 path (v1.13.1 → v1.13.2): pull, install without reboot, beforeReboot, reboot, back on the target", async () => {
+    const { sim, api } = h;
+    const node = "10.5.0.3";
+    const n = sim.node(node);
+    const before = n.bootId;
+    const steps: string[] = [];
+    let duringDrain: { version: string; staged?: string; up: boolean } | undefined;
+    let downAt = 0, upAt = 0;
+    sim.once("down", (_n, info) => { downAt = Date.now(); steps.push(`down:${info.reason}:${info.cordon}`); });
+    sim.once("up", () => (upAt = Date.now()));
+    const res = await api.upgradeNode(node, {
+      image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10000,
+      onStep: (s) => steps.push(s),
+      beforeReboot: async () => {
+        duringDrain = { version: await api.version(node), staged: n.stagedImage, up: n.up };
+      },
+    });
+    assert.equal(res.path, "lifecycle");
+    assert.notEqual(res.newBootId, before);
+    assert.equal(n.version, "v1.13.2");
+    assert.deepEqual(steps.filter((s) => !s.startsWith("down")), ["pulling", "installing", "draining", "rebooting", "waiting", "back"]);
+    assert.ok(steps.includes("down:reboot:false"), "a plain reboot does not make Talos cordon");
+    assert.ok(steps.indexOf("draining") < steps.indexOf("down:reboot:false"));
+    assert.deepEqual(duringDrain, { version: "v1.13.1", staged: image("v1.13.2"), up: true });
+    assert.ok(upAt - downAt >= 240, `down for ${upAt - downAt} ms`);
+  });
+
+  it("a node already at the target is not touched (path none)", async () => {
+    const { sim, api } = h;
+    let downs = 0;
+    const count = () => downs++;
+    sim.on("down", count);
+    const before = sim.node("w-2").bootId;
+    const res = await api.upgradeNode("10.5.0.4", {
+      image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 5000,
+      beforeReboot: async () => assert.fail("must not drain"),
+    });
+    sim.off("down", count);
+    assert.deepEqual(res, { path: "none", fromVersion: "v1.13.2", toVersion: "v1.13.2", oldBootId: before, newBootId: before });
+    assert.equal(downs, 0);
+  });
+
+  it("legacy path on 1.9.1 stages the upgrade (two boots) and still returns on the target", async () => {
+    const { sim, api } = h;
+    let downAt = 0, upAt = 0;
+    sim.once("down", () => (downAt = Date.now()));
+    sim.once("up", () => (upAt = Date.now()));
+    const res = await api.upgradeNode("w-3", { image: image("v1.10.0"), targetVersion: "v1.10.0", nodeTimeoutMs: 10000 });
+    assert.equal(res.path, "legacy");
+    assert.equal(sim.node("w-3").version, "v1.10.0");
+    assert.ok(upAt - downAt >= 490, `a staged upgrade boots twice (down ${upAt - downAt} ms)`);
+  });
+
+  it("Events: hello first, then talos/runtime/machine.* payloads of the node's sequences", async () => {
+    const { api } = h;
+    const node = "10.5.0.3";
+    const stream = api.client.events(node, { tailEvents: 0 });
+    const got: TalosEvent[] = [];
+    const reading = (async () => {
+      for await (const e of stream) {
+        got.push(e);
+        if (e.type === "MachineStatusEvent" && e.payload.stage === 5) break; // REBOOTING
+      }
+    })();
+    while (got.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const { actorId } = await api.client.reboot(node);
+    await reading;
+    assert.equal(got[0].type, "");
+    assert.equal(got[0].id.length, 20);
+    const seq = got.find((e) => e.type === "SequenceEvent");
+    assert.deepEqual([seq?.payload.sequence, seq?.payload.action, seq?.actorId], ["reboot", 1, actorId]);
+    // the node reboots: wait until it is back before the suite ends
+    const back = await api.upgradeNode(node, { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 5000 });
+    assert.equal(back.path, "none");
+  });
+});
