@@ -1,0 +1,127 @@
+// The Kubernetes port's pure rules: Omni's failure text (§4.4), the enforced runner Job identity, machine reads,
+// drain filters and PDB selectors, manifest parsing and label values.
+import * as assert from "node:assert/strict";
+import type * as k8s from "@kubernetes/client-node";
+import { isEvictable, selects } from "../../../provider/kube/drain";
+import { labelValue, parseManifest } from "../../../provider/kube/manifests";
+import { machineOf, talosVersionOf } from "../../../provider/kube/nodes";
+import { failureText, jobBody } from "../../../provider/kube/runner";
+
+const failedJob = (reason?: string, message?: string, uid = "job-uid"): k8s.V1Job => ({
+  metadata: { name: "talos-gate-x", uid },
+  status: { conditions: [{ type: "FailureTarget", status: "True" }, { type: "Failed", status: "True", reason, message }] },
+});
+
+const pod = (containers: Array<{ exitCode: number; message?: string; finishedAt?: string }>, controllerUid = "job-uid"): k8s.V1Pod => ({
+  metadata: { labels: { "batch.kubernetes.io/controller-uid": controllerUid } },
+  status: {
+    containerStatuses: containers.map((c, i) => ({
+      name: `c${i}`, image: "busybox", imageID: "", ready: false, restartCount: 0,
+      state: { terminated: { exitCode: c.exitCode, message: c.message, finishedAt: (c.finishedAt ?? "2026-01-01T00:00:00Z") as any } },
+    })),
+  },
+});
+
+describe("unit: kube port — failure text (Omni §4.4)", () => {
+  it("takes the most recently finished failed container's trimmed termination message", () => {
+    const pods = [
+      pod([{ exitCode: 1, message: "older", finishedAt: "2026-01-01T00:00:01Z" }]),
+      pod([{ exitCode: 2, message: "  newest\n", finishedAt: "2026-01-01T00:00:09Z" }, { exitCode: 0, message: "ok", finishedAt: "2026-01-01T00:00:10Z" }]),
+      pod([{ exitCode: 1, message: "middle", finishedAt: "2026-01-01T00:00:05Z" }]),
+    ];
+    assert.equal(failureText(failedJob(), pods), "newest");
+  });
+
+  it("ties keep the first seen; exit 0 and blank messages do not count", () => {
+    const pods = [
+      pod([{ exitCode: 1, message: "first" }, { exitCode: 1, message: "second" }]),
+      pod([{ exitCode: 1, message: "   ", finishedAt: "2026-01-02T00:00:00Z" }, { exitCode: 0, message: "fine", finishedAt: "2026-01-03T00:00:00Z" }]),
+    ];
+    assert.equal(failureText(failedJob(), pods), "first");
+  });
+
+  it("ignores pods of an older Job of the same name", () => {
+    assert.equal(failureText(failedJob("DeadlineExceeded", "Job was active longer than specified deadline"), [pod([{ exitCode: 1, message: "stale" }], "old-uid")]),
+      "DeadlineExceeded: Job was active longer than specified deadline");
+  });
+
+  it("falls back to `<reason>: <message>`, `healthcheck job failed` for an empty reason", () => {
+    assert.equal(failureText(failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"), []),
+      "BackoffLimitExceeded: Job has reached the specified backoff limit");
+    assert.equal(failureText(failedJob("PodFailurePolicy", ""), []), "PodFailurePolicy");
+    assert.equal(failureText(failedJob("", "something"), []), "healthcheck job failed: something");
+    assert.equal(failureText(failedJob(), []), "healthcheck job failed");
+  });
+});
+
+describe("unit: kube port — runner Job identity", () => {
+  it("enforces name, namespace, runner labels and the config-hash annotation, keeping the user's own", () => {
+    const body = jobBody({
+      id: "cluster-c-x", jobName: "talos-gate-cluster-c-x", namespace: "ceph", configHash: "abc", intervalMs: 30000,
+      job: { metadata: { name: "other", labels: { team: "storage" }, annotations: { note: "n" } }, spec: { template: { metadata: { labels: { a: "b" } }, spec: {} } } },
+    });
+    assert.equal(body.apiVersion, "batch/v1");
+    assert.equal(body.kind, "Job");
+    assert.deepEqual(body.metadata, {
+      name: "talos-gate-cluster-c-x", namespace: "ceph",
+      labels: { team: "storage", "app.kubernetes.io/name": "talos-gate-healthcheck" },
+      annotations: { note: "n", "talos-gate.dev/config-hash": "abc" },
+    });
+    assert.deepEqual(body.spec.template.metadata.labels, { a: "b", "app.kubernetes.io/name": "talos-gate-healthcheck" });
+  });
+});
+
+describe("unit: kube port — machines", () => {
+  it("parses the Talos version from osImage", () => {
+    assert.equal(talosVersionOf("Talos (v1.13.2)"), "v1.13.2");
+    assert.equal(talosVersionOf("Talos (v1.14.0-alpha.1)"), "v1.14.0-alpha.1");
+    assert.equal(talosVersionOf("Ubuntu 24.04.1 LTS"), undefined);
+    assert.equal(talosVersionOf(undefined), undefined);
+  });
+
+  it("reads the legacy master label as control plane and falls back to another address", () => {
+    const m = machineOf({ metadata: { name: "n", labels: { "node-role.kubernetes.io/master": "" } }, status: { addresses: [{ type: "ExternalIP", address: "1.2.3.4" }] } });
+    assert.deepEqual(m, { name: "n", role: "controlplane", address: "1.2.3.4", ready: false, cordoned: false, machineSet: "control-planes" });
+  });
+});
+
+describe("unit: kube port — drain filters", () => {
+  const p = (extra: Partial<k8s.V1Pod["metadata"]> = {}, phase = "Running"): k8s.V1Pod => ({ metadata: { name: "p", ...extra }, status: { phase } });
+  it("skips DaemonSet, mirror and finished pods", () => {
+    assert.equal(isEvictable(p()), true);
+    assert.equal(isEvictable(p({ ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "r", uid: "u", controller: true }] })), true);
+    assert.equal(isEvictable(p({ ownerReferences: [{ apiVersion: "apps/v1", kind: "DaemonSet", name: "d", uid: "u", controller: true }] })), false);
+    assert.equal(isEvictable(p({ annotations: { "kubernetes.io/config.mirror": "x" } })), false);
+    assert.equal(isEvictable(p({}, "Succeeded")), false);
+    assert.equal(isEvictable(p({}, "Failed")), false);
+  });
+
+  it("matches PDB selectors (matchLabels and matchExpressions)", () => {
+    const labels = { app: "db", tier: "data" };
+    assert.equal(selects({ matchLabels: { app: "db" } }, labels), true);
+    assert.equal(selects({ matchLabels: { app: "web" } }, labels), false);
+    assert.equal(selects({ matchExpressions: [{ key: "tier", operator: "In", values: ["data", "cache"] }] }, labels), true);
+    assert.equal(selects({ matchExpressions: [{ key: "tier", operator: "NotIn", values: ["data"] }] }, labels), false);
+    assert.equal(selects({ matchExpressions: [{ key: "zone", operator: "DoesNotExist" }] }, labels), true);
+    assert.equal(selects({ matchExpressions: [{ key: "zone", operator: "Exists" }] }, labels), false);
+    assert.equal(selects({}, labels), true, "an empty selector selects every pod (policy/v1)");
+    assert.equal(selects(undefined, labels), false);
+  });
+});
+
+describe("unit: kube port — manifests", () => {
+  it("parses multi-document YAML, skips empty documents and expands Lists", () => {
+    const objs = parseManifest({
+      name: "m",
+      content: "# only a comment\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: Secret, metadata: {name: b}}\n---\n",
+    });
+    assert.deepEqual(objs.map((o) => `${o.kind}/${o.metadata.name}`), ["ConfigMap/a", "Secret/b"]);
+  });
+
+  it("makes label values from any manifest or cluster name", () => {
+    assert.equal(labelValue("rbac"), "rbac");
+    assert.equal(labelValue("manifests/ceph rbac.yaml"), "manifests-ceph-rbac.yaml");
+    assert.equal(labelValue("-x-"), "x");
+    assert.equal(labelValue("a".repeat(80)).length, 63);
+  });
+});
