@@ -1,0 +1,64 @@
+import * as assert from "node:assert/strict";
+import { status } from "@grpc/grpc-js";
+import { classify, redact, TalosError } from "../../../provider/talos";
+import { SimPki } from "../../../sim/talos/certs";
+
+const grpcErr = (code: number, details: string) => Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details });
+
+describe("talos: error classification", () => {
+  const cases: [number, string, string, boolean][] = [
+    [status.UNAVAILABLE, 'connection error: desc = "transport: Error while dialing: dial tcp 10.5.0.3:50000: connect: connection refused"', "UNAVAILABLE", true],
+    [status.UNAVAILABLE, "Connection dropped", "UNAVAILABLE", true],
+    [status.CANCELLED, "Call cancelled", "CANCELLED", true],
+    [status.DEADLINE_EXCEEDED, "Deadline exceeded after 5.001s", "DEADLINE_EXCEEDED", true],
+    [status.INTERNAL, "Received RST_STREAM with code 2", "UNAVAILABLE", true],
+    [status.UNKNOWN, "failed to acquire upgrade mutex: error trying to lock etcd upgrade mutex: mutex: Locked by another session", "MUTEX_BUSY", true],
+    [status.UNAVAILABLE, "No connection established. Last error: self-signed certificate in certificate chain", "CERTIFICATE", false],
+    [status.UNAVAILABLE, "No connection established. Last error: Hostname/IP does not match certificate's altnames: ERR_TLS_CERT_ALTNAME_INVALID", "CERTIFICATE", false],
+    [status.UNAVAILABLE, "tlsv13 alert certificate required", "CERTIFICATE", false],
+    [status.PERMISSION_DENIED, "not authorized", "PERMISSION_DENIED", false],
+    [status.FAILED_PRECONDITION, "another installation/upgrade is already in progress", "FAILED_PRECONDITION", false],
+    [status.NOT_FOUND, "error pulling image: not found", "NOT_FOUND", false],
+    [status.UNKNOWN, 'error validating installer image "x:v1": failed to pull', "NOT_FOUND", false],
+    [status.UNIMPLEMENTED, "unknown service machine.ImageService", "UNIMPLEMENTED", false],
+    [status.INTERNAL, "upgrade failed: installer image not found in containerd store", "INTERNAL", false],
+    [status.UNKNOWN, "something else", "UNKNOWN", false],
+  ];
+  for (const [code, details, want, retryable] of cases) {
+    it(`${status[code]} "${details.slice(0, 60)}" → ${want}${retryable ? " (retryable)" : ""}`, () => {
+      const e = classify(grpcErr(code, details), "10.5.0.3", "upgrade");
+      assert.ok(e instanceof TalosError);
+      assert.equal(e.code, want);
+      assert.equal(e.retryable, retryable);
+      assert.equal(e.node, "10.5.0.3");
+      assert.equal(e.grpcCode, code);
+      assert.match(e.message, /^talos: node 10\.5\.0\.3: upgrade/);
+      assert.doesNotMatch(e.message, /\d+ [A-Z_]+: /, "grpc-js' status prefix is stripped");
+    });
+  }
+
+  it("every message says what to do", () => {
+    for (const [code, details] of cases) {
+      const m = classify(grpcErr(code, details), "n1", "op").message;
+      if (code !== status.UNKNOWN && code !== status.INTERNAL) {
+        assert.match(m, /retry|use |check|fix|wait|upgrade the node|regenerate|talosconfig/i, m);
+      }
+    }
+  });
+
+  it("a TalosError passes through; non-gRPC errors are UNKNOWN, OpenSSL ones CERTIFICATE", () => {
+    const t = new TalosError("LOCKED", "x", "n");
+    assert.equal(classify(t, "n", "op"), t);
+    assert.equal(classify(new Error("boom"), "n", "op").code, "UNKNOWN");
+    assert.equal(classify(Object.assign(new Error("unsupported"), { code: "ERR_OSSL_UNSUPPORTED" }), "n", "op").code, "CERTIFICATE");
+  });
+
+  it("never leaks key material: PEM blocks and long base64 runs are redacted", () => {
+    const { key, crt } = new SimPki().clientCert();
+    const e = classify(grpcErr(status.UNKNOWN, `bad input ${key} and ${crt} and ${Buffer.from(key).toString("base64")}`), "n", "op");
+    assert.doesNotMatch(e.message, /PRIVATE KEY|CERTIFICATE-----|[A-Za-z0-9+/]{100,}/);
+    assert.match(e.message, /\[redacted PEM\]/);
+    assert.equal(redact("plain text"), "plain text");
+    assert.doesNotMatch(new TalosError("CONFIG", `x ${key}`).message, /PRIVATE KEY/);
+  });
+});
