@@ -155,7 +155,8 @@ export class TalosClient {
         m.path, m.requestSerialize, m.responseDeserialize, req, this.meta(node), { deadline: this.deadline(opts) },
         (err, res) => {
           opts?.signal?.removeEventListener("abort", onAbort);
-          if (err) this.explain(err, ch, node, op).then(reject);
+          if (err && opts?.signal?.aborted) reject(new TalosError("ABORTED", msg.aborted(node), node));
+          else if (err) this.explain(err, ch, node, op).then(reject);
           else resolve(res as Res);
         },
       );
@@ -183,7 +184,8 @@ export class TalosClient {
       call.on("error", (err) => {
         failed = true;
         opts?.signal?.removeEventListener("abort", onAbort);
-        this.explain(err, ch, node, op).then(reject);
+        if (opts?.signal?.aborted) reject(new TalosError("ABORTED", msg.aborted(node), node));
+        else this.explain(err, ch, node, op).then(reject);
       });
       call.on("end", () => {
         opts?.signal?.removeEventListener("abort", onAbort);

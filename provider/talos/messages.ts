@@ -87,7 +87,4 @@ export const msg = {
   lastOtherVersion: (v: string) => `last seen: rebooted, running ${v}`,
   lastNothing: () => "no answer yet",
   aborted: (node: string) => `talos: node ${node}: upgrade interrupted (cancelled); re-run to resume`,
-  noBootIdAccess: (node: string) =>
-    `talos: node ${node}: reading the boot id needs the os:admin role; use an admin talosconfig`,
-  unknownNode: (node: string) => `talos: node ${node}`,
 };

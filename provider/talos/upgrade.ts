@@ -108,7 +108,12 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       }
       checkAbort();
       step("rebooting");
-      await client.reboot(node, 0, { signal });
+      try {
+        await client.reboot(node, 0, { signal });
+      } catch (err) {
+        // the node may drop the connection as it goes down: wait and let the boot id tell whether it rebooted
+        if (!(err instanceof TalosError) || !err.retryable || err.code === "ABORTED") throw err;
+      }
     } else {
       step("installing", opts.image);
       await client.upgrade(node, { image: opts.image, preserve: true, stage: needsStagedUpgrade(from), force: false }, {
