@@ -8,7 +8,8 @@ type Bench = { name: string; run: () => Promise<Metric[]> };
 
 const benches: Bench[] = [
   { name: "gate-reaction", run: async () => require("./gate-reaction").metrics() },
-  { name: "sim", run: async () => require("./sim").metrics() },
+  { name: "talos-sim", run: async () => require("./talos-sim").metrics() },
+  { name: "kube-sim", run: async () => require("./kube-sim").metrics() },
   { name: "rollout", run: async () => require("./rollout").metrics() },
   { name: "provider", run: async () => require("./provider").metrics() },
 ];

@@ -3,7 +3,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { kindHandlers, KindHandler } from "./registry";
 
-type Props = Record<string, unknown>;
+type Props = Record<string, any>;
 
 function handlerFor(...bags: (Props | undefined)[]): KindHandler {
   const kind = bags.map((b) => b?.kind).find((k) => typeof k === "string") as string | undefined;

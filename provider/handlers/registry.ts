@@ -1,8 +1,11 @@
 // Resource kinds and their handlers. Adding a resource = one handler module + one line here.
 import type * as pulumi from "@pulumi/pulumi";
+import { clusterHandler } from "./cluster";
+import { healthcheckHandler } from "./healthcheck";
 import { smokeHandler } from "./smoke";
+import { talosUpgradeHandler } from "./talosUpgrade";
 
-type Props = Record<string, unknown>;
+type Props = Record<string, any>;
 
 export interface KindHandler {
   check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult>;
@@ -14,5 +17,8 @@ export interface KindHandler {
 }
 
 export const kindHandlers: Record<string, KindHandler> = {
+  Cluster: clusterHandler,
+  Healthcheck: healthcheckHandler,
+  TalosUpgrade: talosUpgradeHandler,
   Smoke: smokeHandler,
 };

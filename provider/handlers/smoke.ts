@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import type { KindHandler } from "./registry";
 
-type Props = Record<string, unknown>;
+type Props = Record<string, any>;
 
 function outputs(inputs: Props): Props {
   const message = String(inputs.message ?? "");

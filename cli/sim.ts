@@ -1,0 +1,132 @@
+// `talos-gate sim up|down|status`: a local simulated Talos cluster in the background (real kube-apiserver + etcd,
+// simulated Talos nodes on the real wire protocol, a kubelet/Job emulator).
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseSimArgs, readRunning, SIM_DEFAULTS, SimUsageError, stateFile } from "../sim/state";
+
+const USAGE = `usage:
+  talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--boot-seconds S] [--workload-pods P] [--dir D]
+  talos-gate sim status [--dir D]
+  talos-gate sim down [--dir D]
+defaults: ${SIM_DEFAULTS.controlPlanes} control planes, ${SIM_DEFAULTS.workers} workers, Talos ${SIM_DEFAULTS.version}, ` +
+  `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
+`;
+
+function dirOnly(argv: string[]): string {
+  return parseSimArgs(argv.filter((a, i) => a.startsWith("--dir") || argv[i - 1] === "--dir")).dir;
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return fs.readFileSync(file, "utf8").trim().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+async function up(argv: string[]): Promise<number> {
+  const opts = parseSimArgs(argv);
+  const running = readRunning(opts.dir);
+  if (running) {
+    throw new SimUsageError(`a simulated cluster is already running in ${opts.dir} (pid ${running.pid}, started ` +
+      `${running.startedAt}); use it, or stop it first with 'talos-gate sim down --dir ${opts.dir}'`);
+  }
+  fs.mkdirSync(opts.dir, { recursive: true });
+  const log = path.join(opts.dir, "sim.log");
+  const fd = fs.openSync(log, "w");
+  const started = Date.now();
+  const child = spawn(process.execPath, [path.join(__dirname, "..", "sim", "daemon.js"), ...argv], {
+    detached: true, stdio: ["ignore", fd, fd],
+  });
+  fs.closeSync(fd);
+  let exited: number | null = null;
+  child.on("exit", (code) => { exited = code ?? 1; });
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    const state = readRunning(opts.dir);
+    if (state && state.pid === child.pid) {
+      child.unref();
+      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      process.stdout.write([
+        `simulated cluster up in ${secs}s (pid ${state.pid}): ${opts.controlPlanes} control planes, ${opts.workers} workers, Talos ${opts.version}`,
+        `  kubernetes:  ${state.kubernetesServer}`,
+        `  talos api:   ${state.talosEndpoint}`,
+        `  kubeconfig:  ${state.kubeconfig}`,
+        `  talosconfig: ${state.talosconfig}`,
+        "",
+        "use it:",
+        `  export KUBECONFIG=${state.kubeconfig} TALOSCONFIG=${state.talosconfig}`,
+        "  kubectl get nodes",
+        `  talos-gate plan --kubeconfig ${state.kubeconfig} --talosconfig ${state.talosconfig} --version v1.13.2`,
+        "  pulumi up    # the quickstart at the repository root",
+        `  talos-gate sim down${opts.dir === path.resolve(SIM_DEFAULTS.dir) ? "" : ` --dir ${opts.dir}`}`,
+        "",
+      ].join("\n"));
+      return 0;
+    }
+    if (exited !== null) {
+      process.stderr.write(`talos-gate sim: the simulated cluster failed to start (exit ${exited}); last lines of ${log}:\n${tail(log)}\n`);
+      return 1;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill("SIGTERM");
+  process.stderr.write(`talos-gate sim: not up after 180s; last lines of ${log}:\n${tail(log)}\n`);
+  return 1;
+}
+
+async function down(argv: string[]): Promise<number> {
+  const dir = dirOnly(argv);
+  const state = readRunning(dir);
+  if (!state) {
+    process.stderr.write(`talos-gate sim: no simulated cluster is running in ${dir}; nothing to stop\n`);
+    return 1;
+  }
+  process.kill(state.pid, "SIGTERM");
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(state.pid, 0);
+    } catch {
+      fs.rmSync(stateFile(dir), { force: true });
+      process.stdout.write(`simulated cluster in ${dir} stopped (pid ${state.pid}); its data is removed\n`);
+      return 0;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.kill(state.pid, "SIGKILL");
+  fs.rmSync(stateFile(dir), { force: true });
+  process.stdout.write(`simulated cluster in ${dir} did not stop in 60s and was killed (pid ${state.pid})\n`);
+  return 0;
+}
+
+async function status(argv: string[]): Promise<number> {
+  const dir = dirOnly(argv);
+  const state = readRunning(dir);
+  if (!state) {
+    process.stderr.write(`talos-gate sim: no simulated cluster is running in ${dir}; start one with 'talos-gate sim up'\n`);
+    return 1;
+  }
+  const { createKubeApi } = require("../provider/kube") as typeof import("../provider/kube");
+  const kube = createKubeApi(fs.readFileSync(state.kubeconfig, "utf8"));
+  const machines = await kube.listMachines();
+  const rows = [["NODE", "ROLE", "TALOS", "READY", "CORDONED", "ADDRESS"],
+    ...machines.map((m) => [m.name, m.role, m.talosVersion ?? "unknown", m.ready ? "yes" : "no", m.cordoned ? "yes" : "no", m.address])];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  process.stdout.write(`simulated cluster in ${dir} (pid ${state.pid}, up since ${state.startedAt})\n` +
+    rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n");
+  return 0;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case "up": return up(rest);
+    case "down": return down(rest);
+    case "status": return status(rest);
+    default:
+      process.stderr.write(USAGE);
+      return 2;
+  }
+}

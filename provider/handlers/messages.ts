@@ -1,0 +1,41 @@
+// Every user-visible message of the Pulumi layer (check failures, errors, progress lines of the handlers).
+export const required = (field: string, what: string) => `${field} is required: ${what}`;
+export const notString = (field: string) => `${field} must be a string`;
+export const kubeconfigInvalid = (reason: string) =>
+  `kubeconfig is not a usable kubeconfig (${reason}); pass the file's contents, e.g. fs.readFileSync(path, "utf8"), not its path`;
+export const talosconfigInvalid = (reason: string) => `talosconfig is not a usable talosconfig: ${reason}`;
+export const manifestNameMissing = (i: number) => `manifests[${i}].name is required`;
+export const manifestDuplicate = (name: string) => `duplicate manifest name "${name}"`;
+export const manifestModeInvalid = (i: number, mode: unknown) =>
+  `manifests[${i}].mode must be "full" or "one-time", got ${JSON.stringify(mode)}`;
+export const manifestInlineMissing = (i: number) => `manifests[${i}].inline is required (a YAML string, an object or a list of objects)`;
+export const manifestInvalid = (name: string, reason: string) => `manifest "${name}" is invalid: ${reason}`;
+export const reservedKey = (field: string, key: string, prefix: string) =>
+  `${field} key "${key}" is invalid: prefix "${prefix}" is reserved for internal use`;
+export const machineInvalid = (i: number, reason: string) => `machines[${i}] ${reason}`;
+
+export const versionInvalid = (v: unknown) => `version must be a Talos version like "v1.13.2", got ${JSON.stringify(v)}`;
+export const durationInvalid = (field: string, v: unknown, reason: string) => `${field} ${JSON.stringify(v)} is invalid: ${reason}`;
+export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
+export const strategyInvalid = (reason: string) => `strategy ${reason}`;
+export const healthchecksInvalid = (i: number) =>
+  `healthchecks[${i}] must be a talos-gate Healthcheck (its checkId, composedJob, interval and configHash)`;
+export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
+
+export const planUnavailable = (reason: string) => `(plan computed at apply time: ${reason})`;
+export const planUnknownInputs = "(plan computed at apply time: inputs are not known yet)";
+
+export const clusterUnreachable = (cluster: string, reason: string) =>
+  `cannot reach the Kubernetes API of cluster "${cluster}": ${reason}. Check the kubeconfig and that the API server is up`;
+export const deleteUnreachable = (what: string, cluster: string, reason: string) =>
+  `${what}: cluster "${cluster}" is unreachable (${reason}); nothing on it was changed and the resource is removed from the stack`;
+export const dryRunFailed = (jobName: string, reason: string) =>
+  `the API server rejects the runner Job "${jobName}" (server-side dry run): ${reason}`;
+export const clusterPrefix = (cluster: string) => `[talos-gate/${cluster}]`;
+export const deleteKeepsNodes = (cluster: string, version: string) =>
+  `${clusterPrefix(cluster)} TalosUpgrade removed from the stack; nodes stay on their versions (last converged ${version || "unknown"}); nothing is downgraded`;
+export const sweepDone = (cluster: string, jobs: number, pods: number) =>
+  `${clusterPrefix(cluster)} removed ${jobs} runner Job(s) and ${pods} runner pod(s)`;
+export const refreshWarning = (cluster: string, reason: string) =>
+  `${clusterPrefix(cluster)} refresh could not read the cluster (${reason}); keeping the last known state`;
+export const cancelled = (signal: string) => `received ${signal}: stopping before the next node`;

@@ -1,0 +1,38 @@
+// The background process behind `talos-gate sim up`: starts a simulated cluster, writes kubeconfig, talosconfig and
+// state.json into the sim dir, and runs until SIGTERM/SIGINT, then stops everything and removes its temp data.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseSimArgs, SimState, stateFile } from "./state";
+import { startSimCluster } from "./cluster";
+
+async function main(): Promise<void> {
+  const opts = parseSimArgs(process.argv.slice(2));
+  const cluster = await startSimCluster(opts);
+  const state: SimState = {
+    pid: process.pid,
+    dir: opts.dir,
+    startedAt: new Date().toISOString(),
+    kubeconfig: cluster.kubeconfigPath,
+    talosconfig: cluster.talosconfigPath,
+    kubernetesServer: cluster.controlPlane.server,
+    talosEndpoint: cluster.talos.endpoint,
+    machines: cluster.machines.map((m) => ({ name: m.name, role: m.role, address: m.address, version: m.version })),
+    bootSeconds: opts.bootSeconds,
+  };
+  fs.writeFileSync(stateFile(opts.dir), JSON.stringify(state, null, 2) + "\n");
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await cluster.stop();
+    for (const f of ["kubeconfig", "talosconfig", "state.json"]) fs.rmSync(path.join(opts.dir, f), { force: true });
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main().catch((err) => {
+  process.stderr.write(`talos-gate sim: failed to start: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,84 @@
+// Options and the state file of a background simulated cluster (`talos-gate sim`).
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+export interface SimOptions {
+  dir: string;
+  controlPlanes: number;
+  workers: number;
+  version: string;
+  bootSeconds: number;
+  workloadPodsPerNode: number;
+}
+
+export const SIM_DEFAULTS: SimOptions = {
+  dir: ".sim", controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, workloadPodsPerNode: 2,
+};
+
+export interface SimState {
+  pid: number;
+  dir: string;
+  startedAt: string;
+  kubeconfig: string;
+  talosconfig: string;
+  kubernetesServer: string;
+  talosEndpoint: string;
+  machines: { name: string; role: string; address: string; version: string }[];
+  bootSeconds: number;
+}
+
+export const stateFile = (dir: string) => path.join(dir, "state.json");
+
+export class SimUsageError extends Error {
+  readonly userFacing = true;
+}
+
+const FLAGS: Record<string, keyof SimOptions> = {
+  "--dir": "dir", "--control-planes": "controlPlanes", "--workers": "workers", "--version": "version",
+  "--boot-seconds": "bootSeconds", "--workload-pods": "workloadPodsPerNode",
+};
+
+/** Parses `--flag value` pairs into options; unknown flags and bad numbers are usage errors. */
+export function parseSimArgs(argv: string[]): SimOptions {
+  const o: SimOptions = { ...SIM_DEFAULTS };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split("=", 2);
+    const key = FLAGS[flag];
+    if (!key) throw new SimUsageError(`unknown option ${argv[i]}; options: ${Object.keys(FLAGS).join(", ")}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new SimUsageError(`${flag} needs a value`);
+    if (key === "dir" || key === "version") {
+      (o as unknown as Record<string, string>)[key] = value;
+    } else {
+      const n = Number(value);
+      const min = key === "controlPlanes" ? 1 : 0;
+      if (!Number.isFinite(n) || n < min || (key !== "bootSeconds" && !Number.isInteger(n))) {
+        throw new SimUsageError(`${flag} must be a ${key === "bootSeconds" ? "number" : "whole number"} >= ${min}, got "${value}"`);
+      }
+      (o as unknown as Record<string, number>)[key] = n;
+    }
+  }
+  if (!/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(o.version)) {
+    throw new SimUsageError(`--version must be a Talos version like v1.12.4, got "${o.version}"`);
+  }
+  if (!o.version.startsWith("v")) o.version = `v${o.version}`;
+  o.dir = path.resolve(o.dir);
+  return o;
+}
+
+/** The state of the sim running in `dir`, or undefined when none runs (a stale state file is removed). */
+export function readRunning(dir: string): SimState | undefined {
+  let state: SimState;
+  try {
+    state = JSON.parse(fs.readFileSync(stateFile(dir), "utf8"));
+  } catch {
+    return undefined;
+  }
+  try {
+    process.kill(state.pid, 0);
+    return state;
+  } catch {
+    fs.rmSync(stateFile(dir), { force: true });
+    return undefined;
+  }
+}
