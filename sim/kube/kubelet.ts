@@ -1,0 +1,421 @@
+// The kubelet of every simulated node. For each pod bound to one of the sim's nodes it writes the status a kubelet
+// would write, through pods/status:
+// - Job pods (controller kind Job) run the FIRST container's command + args as a local process (the image is
+//   ignored): Pending → Running (startTime, conditions, containerStatuses running) → terminated (exit code, reason
+//   Completed/Error, startedAt/finishedAt, termination message per terminationMessagePolicy), phase Succeeded/Failed;
+// - every other pod (workload, DaemonSet, bare pods) is a "pause" pod: Running and Ready, nothing is executed.
+// It finalizes deletions on its nodes (graceful deletion: stop the process with the grace period, write the final
+// status, then delete with gracePeriodSeconds 0 and a UID precondition), and, like the node lifecycle controller,
+// marks pods not Ready while their node is not Ready.
+import { randomBytes, createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ContainerConfigError, containerEnv, expand } from "./containerenv";
+import { ExitInfo, LocalProcess } from "./process";
+import { Reflector } from "./reflector";
+import { Rest, isNotFound, nowTime, retrying } from "./rest";
+import { terminationMessage } from "./termination";
+import { Condition, Node, Pod, controllerOf, isTerminal, nodeReady, podPath } from "./types";
+
+export interface KubeletOptions {
+  rest: Rest;
+  pods: Reflector<Pod>;
+  nodes: Reflector<Node>;
+  /** Names of the sim's nodes: only their pods are handled. */
+  owned: ReadonlySet<string>;
+  /** KUBECONFIG given to the processes. */
+  jobKubeconfigPath: string;
+  /** Prepended to PATH of the processes (kubectl lives there). */
+  toolsBin: string;
+  /** Per-pod directories (termination message file, log, HOME) go under it. */
+  workDir: string;
+  /** Used for KUBERNETES_SERVICE_HOST/PORT. */
+  server: string;
+  log: (msg: string) => void;
+  /** Delay before re-trying a pod whose env references a missing ConfigMap/Secret. */
+  configRetryMs?: number;
+}
+
+type Phase = "Pending" | "Running" | "Succeeded" | "Failed";
+type ContainerState =
+  | { waiting: { reason: string; message?: string } }
+  | { running: { startedAt: string } }
+  | { terminated: { exitCode: number; reason: string; message?: string; startedAt?: string; finishedAt: string; containerID?: string; signal?: number } };
+
+function normalizeImage(image: string | undefined): string {
+  let img = image || "registry.k8s.io/pause:3.10";
+  const first = img.split("/")[0];
+  if (!img.includes("/")) img = `docker.io/library/${img}`;
+  else if (!first.includes(".") && !first.includes(":") && first !== "localhost") img = `docker.io/${img}`;
+  if (!/[:@][^/]+$/.test(img)) img += ":latest";
+  return img;
+}
+
+function imageId(image: string): string {
+  const repo = image.replace(/[:@][^/]+$/, "");
+  return `${repo}@sha256:${createHash("sha256").update(image).digest("hex")}`;
+}
+
+class PodWorker {
+  pod: Pod;
+  phase: Phase = "Pending";
+  state: "new" | "starting" | "running" | "terminated" | "finalizing" | "gone" = "new";
+  container: ContainerState = { waiting: { reason: "ContainerCreating" } };
+  proc?: LocalProcess;
+  startTime?: string;
+  containerID = `containerd://${randomBytes(32).toString("hex")}`;
+  podIP?: string;
+  dir?: string;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(pod: Pod, readonly runsProcess: boolean) {
+    this.pod = pod;
+  }
+
+  get uid(): string {
+    return this.pod.metadata.uid;
+  }
+
+  /** Serializes status writes of one pod (a terminated container never goes back to running). */
+  enqueue(fn: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(fn, fn);
+    return this.chain;
+  }
+}
+
+export class Kubelet {
+  private readonly workers = new Map<string, PodWorker>();
+  private readonly ipCounters = new Map<string, number>();
+  private stopped = false;
+  started = 0;
+  processes = 0;
+
+  constructor(private readonly o: KubeletOptions) {}
+
+  start(): void {
+    fs.mkdirSync(this.o.workDir, { recursive: true });
+    this.o.pods.on("add", (p) => this.onPod(p));
+    this.o.pods.on("update", (p) => this.onPod(p));
+    this.o.pods.on("delete", (p) => this.onPodGone(p));
+    this.o.nodes.on("update", (n, old) => {
+      if (!this.o.owned.has(n.metadata.name)) return;
+      if (old && nodeReady(old) === nodeReady(n)) return;
+      this.onNodeReadiness(n.metadata.name, nodeReady(n));
+    });
+    for (const p of this.o.pods.list()) this.onPod(p);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const exits: Promise<ExitInfo>[] = [];
+    for (const w of this.workers.values()) {
+      if (w.proc?.running) {
+        w.proc.kill();
+        exits.push(w.proc.exited);
+      }
+    }
+    await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 5000))]);
+    fs.rmSync(this.o.workDir, { recursive: true, force: true });
+  }
+
+  stats() {
+    let running = 0;
+    for (const w of this.workers.values()) if (w.proc?.running) running++;
+    return { pods: this.workers.size, runningProcesses: running, processesStarted: this.processes };
+  }
+
+  private nodeOf(pod: Pod): Node | undefined {
+    const n = pod.spec?.nodeName;
+    return n && this.o.owned.has(n) ? this.o.nodes.get(undefined, n) : undefined;
+  }
+
+  private onPod(pod: Pod): void {
+    if (this.stopped) return;
+    const nodeName = pod.spec?.nodeName;
+    if (!nodeName || !this.o.owned.has(nodeName)) return;
+    let w = this.workers.get(pod.metadata.uid);
+    if (!w) {
+      w = new PodWorker(pod, controllerOf(pod)?.kind === "Job");
+      this.workers.set(pod.metadata.uid, w);
+      if (isTerminal(pod)) {
+        w.state = "terminated";
+        w.phase = pod.status.phase;
+      } else if (w.runsProcess && pod.status?.containerStatuses?.[0]?.state?.running) {
+        // Running before this kubelet started (the sim was restarted): its process is gone.
+        w.startTime = pod.status.startTime;
+        w.state = "running";
+        void this.finishProcess(w, { exitCode: 137, signal: "SIGKILL", finishedAt: Date.now() }, "the simulated kubelet restarted; the process of this pod is gone");
+      } else if (!w.runsProcess && pod.status?.phase === "Running") {
+        w.state = "running";
+        w.phase = "Running";
+        w.startTime = pod.status.startTime;
+        w.podIP = pod.status.podIP;
+        w.container = pod.status.containerStatuses?.[0]?.state ?? { running: { startedAt: pod.status.startTime } };
+      }
+    }
+    w.pod = pod;
+    if (pod.metadata.deletionTimestamp) {
+      void this.terminate(w);
+      return;
+    }
+    if (w.state === "new") {
+      const node = this.nodeOf(pod);
+      // A kubelet that is down does not start pods; the DaemonSet pod of a down node waits for it to come back.
+      if (!w.runsProcess && node && !nodeReady(node)) return;
+      w.state = "starting";
+      if (w.runsProcess) void this.runProcess(w);
+      else void this.runPause(w);
+    }
+  }
+
+  private onPodGone(pod: Pod): void {
+    const w = this.workers.get(pod.metadata.uid);
+    if (!w) return;
+    this.workers.delete(pod.metadata.uid);
+    const prev = w.state;
+    w.state = "gone";
+    if (w.proc?.running) {
+      // Deleted behind the kubelet's back (force delete): stop the process anyway.
+      this.o.log(`kubelet: pod ${pod.metadata.namespace}/${pod.metadata.name} deleted while its process runs (${prev}); killing it`);
+      w.proc.kill();
+    }
+    if (w.dir) {
+      const dir = w.dir;
+      const rm = () => fs.rmSync(dir, { recursive: true, force: true });
+      if (w.proc) void w.proc.exited.then(rm);
+      else rm();
+    }
+  }
+
+  private onNodeReadiness(node: string, ready: boolean): void {
+    for (const w of this.workers.values()) {
+      if (w.pod.spec?.nodeName !== node || w.pod.metadata.deletionTimestamp) continue;
+      if (w.state === "new" && ready) {
+        this.onPod(w.pod);
+        continue;
+      }
+      if (w.state !== "running") continue;
+      void this.writeStatus(w, `node ${node} ${ready ? "Ready" : "not Ready"}`);
+    }
+  }
+
+  private allocateIp(node: Node | undefined): string {
+    const cidr: string = node?.spec?.podCIDR ?? "10.244.0.0/24";
+    const prefix = cidr.replace(/\.0\/24$/, ".");
+    const n = (this.ipCounters.get(cidr) ?? 0) + 1;
+    this.ipCounters.set(cidr, n);
+    return `${prefix}${(n % 252) + 2}`;
+  }
+
+  private buildStatus(w: PodWorker): any {
+    const pod = w.pod;
+    const node = this.nodeOf(pod);
+    const now = nowTime();
+    const hostIP: string | undefined = node?.status?.addresses?.find((a: { type: string }) => a.type === "InternalIP")?.address;
+    const running = "running" in w.container;
+    const finished = w.phase === "Succeeded" || w.phase === "Failed";
+    const ready = running && !!node && nodeReady(node);
+    const prev: Condition[] = pod.status?.conditions ?? [];
+    const cond = (type: string, status: boolean, reason?: string): Condition => {
+      const s = status ? "True" : "False";
+      const old = prev.find((c) => c.type === type);
+      const c: Condition = { type, status: s, lastProbeTime: null, lastTransitionTime: old && old.status === s ? old.lastTransitionTime : now };
+      if (reason) c.reason = reason;
+      return c;
+    };
+    const conditions: Condition[] = [
+      cond("PodReadyToStartContainers", !finished),
+      cond("Initialized", true),
+      cond("Ready", ready, finished ? "PodCompleted" : ready ? undefined : "ContainersNotReady"),
+      cond("ContainersReady", ready, finished ? "PodCompleted" : ready ? undefined : "ContainersNotReady"),
+      cond("PodScheduled", true),
+    ];
+    const containers: any[] = pod.spec?.containers ?? [];
+    const containerStatuses = containers.map((c, i) => {
+      let state: ContainerState = w.container;
+      if (i > 0 && w.runsProcess) {
+        // Only the first container runs; the others mirror it and end with it, successfully.
+        if ("terminated" in w.container) {
+          state = { terminated: { exitCode: 0, reason: "Completed", startedAt: w.container.terminated.startedAt, finishedAt: w.container.terminated.finishedAt } };
+        }
+      }
+      const image = normalizeImage(c.image);
+      const st: any = {
+        name: c.name,
+        image,
+        imageID: "waiting" in state ? "" : imageId(image),
+        ready: "running" in state && ready,
+        restartCount: 0,
+        started: "running" in state,
+        state,
+      };
+      if (!("waiting" in state)) st.containerID = i === 0 ? w.containerID : `${w.containerID.slice(0, -2)}${String(i).padStart(2, "0")}`;
+      return st;
+    });
+    const status: any = { phase: w.phase, conditions, containerStatuses, qosClass: pod.status?.qosClass ?? "BestEffort" };
+    if (hostIP) {
+      status.hostIP = hostIP;
+      status.hostIPs = [{ ip: hostIP }];
+    }
+    if (w.podIP) {
+      status.podIP = w.podIP;
+      status.podIPs = [{ ip: w.podIP }];
+    }
+    if (w.startTime) status.startTime = w.startTime;
+    return status;
+  }
+
+  /** Writes the worker's current status (merge patch with a UID precondition, like the kubelet's status manager). */
+  private writeStatus(w: PodWorker, why: string): Promise<void> {
+    return w.enqueue(async () => {
+      if (this.stopped || w.state === "gone") return;
+      const status = this.buildStatus(w);
+      const ns = w.pod.metadata.namespace!;
+      try {
+        await retrying(`kubelet: status of pod ${ns}/${w.pod.metadata.name} (${why})`, () =>
+          this.o.rest.mergePatch(`${podPath(ns, w.pod.metadata.name)}/status`, { metadata: { uid: w.uid }, status }),
+        { isStopped: () => this.stopped || w.state === "gone" });
+      } catch (err) {
+        if (isNotFound(err) || this.stopped || (w.state as string) === "gone") return;
+        this.o.log((err as Error).message);
+      }
+    });
+  }
+
+  private async runPause(w: PodWorker): Promise<void> {
+    this.started++;
+    w.startTime = nowTime();
+    w.podIP = this.allocateIp(this.nodeOf(w.pod));
+    w.container = { running: { startedAt: w.startTime } };
+    w.phase = "Running";
+    w.state = "running";
+    await this.writeStatus(w, "running");
+  }
+
+  private podDir(w: PodWorker): string {
+    const dir = path.join(this.o.workDir, `${w.pod.metadata.namespace}_${w.pod.metadata.name}_${w.uid.slice(0, 8)}`);
+    fs.mkdirSync(path.join(dir, "home"), { recursive: true });
+    w.dir = dir;
+    return dir;
+  }
+
+  private async runProcess(w: PodWorker): Promise<void> {
+    this.started++;
+    const pod = w.pod;
+    const container = pod.spec?.containers?.[0];
+    w.startTime ??= nowTime();
+    w.podIP ??= this.allocateIp(this.nodeOf(pod));
+    const dir = this.podDir(w);
+    const messageFile = path.join(dir, "termination-log");
+    fs.writeFileSync(messageFile, "");
+    if (!container?.command?.length) {
+      w.phase = "Failed";
+      w.state = "terminated";
+      const at = nowTime();
+      w.container = {
+        terminated: {
+          exitCode: 128,
+          reason: "StartError",
+          message: `talos-gate sim: container "${container?.name ?? "?"}" has no command; the simulated kubelet runs the first container's command + args as a local process and ignores the image (${container?.image ?? "no image"}), so set spec.containers[0].command`,
+          startedAt: at,
+          finishedAt: at,
+        },
+      };
+      await this.writeStatus(w, "no command");
+      return;
+    }
+    const u = new URL(this.o.server);
+    const base: Record<string, string> = {
+      PATH: `${this.o.toolsBin}:${process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"}`,
+      HOME: path.join(dir, "home"),
+      HOSTNAME: pod.metadata.name,
+      KUBECONFIG: this.o.jobKubeconfigPath,
+      KUBERNETES_SERVICE_HOST: u.hostname,
+      KUBERNETES_SERVICE_PORT: u.port || "443",
+    };
+    let env: Record<string, string>;
+    try {
+      env = { ...base, ...(await containerEnv(this.o.rest, pod, container, base)) };
+    } catch (err) {
+      if (w.state !== "starting" || this.stopped) return;
+      const message = err instanceof ContainerConfigError ? err.message : (err as Error).message;
+      w.container = { waiting: { reason: "CreateContainerConfigError", message } };
+      await this.writeStatus(w, "config error");
+      // Like the kubelet's pod worker: try again later (the ConfigMap/Secret may appear).
+      setTimeout(() => {
+        if (w.state === "starting" && !this.stopped) void this.runProcess(w);
+      }, this.o.configRetryMs ?? 2000).unref();
+      this.started--;
+      return;
+    }
+    env.TERMINATION_MESSAGE_PATH = messageFile;
+    if (w.state !== "starting" || this.stopped) return;
+    const argv = [...(container.command ?? []), ...(container.args ?? [])].map((a: string) => expand(String(a), env));
+    const cwd = container.workingDir && fs.existsSync(container.workingDir) ? container.workingDir : dir;
+    const proc = new LocalProcess(argv, { env, cwd, logFile: path.join(dir, `${container.name}.log`) });
+    w.proc = proc;
+    this.processes++;
+    w.state = "running";
+    w.phase = "Running";
+    w.container = { running: { startedAt: nowTime(proc.startedAt) } };
+    void this.writeStatus(w, "running");
+    const exit = await proc.exited;
+    if (w.state === "running") await this.finishProcess(w, exit);
+  }
+
+  private async finishProcess(w: PodWorker, exit: ExitInfo, messageOverride?: string): Promise<void> {
+    if (w.state === "terminated" || w.state === "gone") return;
+    const container = w.pod.spec?.containers?.[0] ?? {};
+    const startedAt = "running" in w.container ? w.container.running.startedAt : w.startTime ?? nowTime(exit.finishedAt);
+    let message = messageOverride ?? exit.startError;
+    if (message === undefined && w.dir && w.proc) {
+      message = terminationMessage({ policy: container.terminationMessagePolicy, messageFile: path.join(w.dir, "termination-log"), exitCode: exit.exitCode, logs: w.proc.output() });
+    }
+    const terminated: any = {
+      exitCode: exit.exitCode,
+      reason: exit.startError ? "StartError" : exit.exitCode === 0 ? "Completed" : "Error",
+      startedAt: exit.startError ? nowTime(exit.finishedAt) : startedAt,
+      finishedAt: nowTime(exit.finishedAt),
+    };
+    if (exit.signal) {
+      const signo = ({ SIGTERM: 15, SIGKILL: 9, SIGINT: 2 } as Record<string, number>)[exit.signal];
+      if (signo) terminated.signal = signo;
+    }
+    if (message) terminated.message = message;
+    w.container = { terminated };
+    w.phase = exit.exitCode === 0 ? "Succeeded" : "Failed";
+    if (w.state !== "finalizing") w.state = "terminated";
+    await this.writeStatus(w, w.phase);
+  }
+
+  /** Graceful deletion: stop the process within the grace period, post the final status, delete for good. */
+  private async terminate(w: PodWorker): Promise<void> {
+    if (w.state === "finalizing" || w.state === "gone") return;
+    const prev = w.state;
+    w.state = "finalizing";
+    const pod = w.pod;
+    const graceS = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+    if (w.proc?.running) {
+      const exit = await w.proc.stop(graceS * 1000);
+      w.state = "running";
+      await this.finishProcess(w, exit);
+      w.state = "finalizing";
+    } else if (prev === "starting" && w.runsProcess) {
+      // Deleted before its process started (e.g. waiting for a ConfigMap).
+      const at = Date.now();
+      w.state = "running";
+      await this.finishProcess(w, { exitCode: 137, finishedAt: at }, "pod deleted before its container started");
+      w.state = "finalizing";
+    }
+    await w.enqueue(async () => undefined);
+    if (this.stopped) return;
+    const ns = pod.metadata.namespace!;
+    try {
+      await retrying(`kubelet: delete pod ${ns}/${pod.metadata.name}`, () =>
+        this.o.rest.delete(podPath(ns, pod.metadata.name), { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0, preconditions: { uid: w.uid } }),
+      { isStopped: () => this.stopped });
+    } catch (err) {
+      if (!isNotFound(err) && !this.stopped && (err as { code?: number }).code !== 409) this.o.log((err as Error).message);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// The seam between the Talos simulator (sim/talos/) and the Kubernetes side: the Talos sim emits "down" when a
+// machine goes away (upgrade or reboot) and "up" when it has booted (with its new version and boot id); the kube
+// sim flips the matching Node object (Node name = machine name).
+//   down: Ready → Unknown (NodeStatusUnknown, unreachable taint) and, if `cordon`, cordon with talos.dev/cordoned;
+//   up:   osImage "Talos (<version>)", new bootID, Ready → True, uncordon when Talos cordoned it (annotation present).
+// Events of one node are applied in order; `idle()` resolves when everything received so far has been applied.
+import { NodeSim } from "./nodes";
+
+export interface NodeDownInfo {
+  reason: "upgrade" | "reboot";
+  /** Talos cordons before a legacy upgrade (talos.dev/cordoned). */
+  cordon: boolean;
+}
+
+export interface NodeUpInfo {
+  /** The Talos version the machine booted, e.g. "v1.13.2". */
+  version: string;
+  bootId: string;
+  /**
+   * Uncordon on boot. Omitted: uncordon only if Talos cordoned the node (talos.dev/cordoned present), which is what
+   * Talos does; true/false force the decision of the emitter (still only for a Talos-cordoned node when true).
+   */
+  uncordon?: boolean;
+}
+
+/** A node by name, or the Talos sim's node object (anything with a `name`). */
+export type NodeRef = string | { readonly name: string };
+
+/** What the Talos sim exposes (an EventEmitter such as sim/talos's TalosNodeSim fits). */
+export interface NodeLifecycleEvents {
+  on(event: "down", fn: (node: NodeRef, info: NodeDownInfo) => void): unknown;
+  on(event: "up", fn: (node: NodeRef, info: NodeUpInfo) => void): unknown;
+  /** Optional: Talos cordoned the node (legacy upgrade) before draining it. */
+  on(event: "cordon", fn: (node: NodeRef) => void): unknown;
+  off?(event: "down" | "up" | "cordon", fn: (...args: any[]) => void): unknown;
+}
+
+const nameOf = (n: NodeRef) => (typeof n === "string" ? n : n.name);
+
+export interface LifecycleAttachment {
+  /** Resolves when all events received so far have been applied to the Node objects (rejects with the first error). */
+  idle(): Promise<void>;
+  detach(): void;
+}
+
+export function attachLifecycle(source: NodeLifecycleEvents, kubeSim: { nodes: NodeSim }, opts: { log?: (m: string) => void } = {}): LifecycleAttachment {
+  const chains = new Map<string, Promise<void>>();
+  const errors: Error[] = [];
+  const run = (node: string, what: string, fn: () => Promise<void>) => {
+    const prev = chains.get(node) ?? Promise.resolve();
+    const next = prev.then(fn).catch((err: Error) => {
+      const e = new Error(`kube sim: applying "${what}" of node ${node} to its Node object failed: ${err.message}`);
+      errors.push(e);
+      opts.log?.(e.message);
+    });
+    chains.set(node, next);
+  };
+  const onCordon = (ref: NodeRef) => run(nameOf(ref), "cordon", () => kubeSim.nodes.cordon(nameOf(ref), { byTalos: true }));
+  const onDown = (ref: NodeRef, info: NodeDownInfo) =>
+    run(nameOf(ref), "down", async () => {
+      if (info.cordon) await kubeSim.nodes.cordon(nameOf(ref), { byTalos: true });
+      await kubeSim.nodes.down(nameOf(ref), { mode: "unknown" });
+    });
+  const onUp = (ref: NodeRef, info: NodeUpInfo) =>
+    run(nameOf(ref), "up", async () => {
+      await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId });
+      if (info.uncordon !== false) await kubeSim.nodes.uncordon(nameOf(ref), { onlyIfTalos: true });
+    });
+  source.on("cordon", onCordon);
+  source.on("down", onDown);
+  source.on("up", onUp);
+  return {
+    async idle() {
+      await Promise.all([...chains.values()]);
+      if (errors.length) throw errors.shift();
+    },
+    detach() {
+      source.off?.("cordon", onCordon as (...args: any[]) => void);
+      source.off?.("down", onDown as (...args: any[]) => void);
+      source.off?.("up", onUp as (...args: any[]) => void);
+    },
+  };
+}

@@ -1,0 +1,273 @@
+// Node objects for the simulated machines, written the way a kubelet registers and reports them (plus the bits the
+// node lifecycle controller adds: not-ready/unreachable and unschedulable taints).
+import { randomUUID } from "node:crypto";
+import { KubeError, Rest, isAlreadyExists, mapLimit, nowTime, retrying } from "./rest";
+import { Condition, Node, nodePath } from "./types";
+
+export interface MachineSpec {
+  name: string;
+  role: "controlplane" | "worker";
+  /** InternalIP of the node. */
+  address: string;
+  /** Talos version, e.g. "v1.12.1" (osImage becomes "Talos (v1.12.1)"). */
+  talosVersion: string;
+  /** Defaults to DEFAULT_KUBELET_VERSION. */
+  kubeletVersion?: string;
+}
+
+export const DEFAULT_KUBELET_VERSION = "v1.34.1";
+export const TALOS_CORDONED_ANNOTATION = "talos.dev/cordoned";
+export const CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
+export const UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable";
+export const UNREACHABLE_TAINT = "node.kubernetes.io/unreachable";
+export const NOT_READY_TAINT = "node.kubernetes.io/not-ready";
+
+/**
+ * Kernel and containerd versions per Talos minor (approximately what each Talos release ships; the sim only needs
+ * plausible, version-dependent values).
+ */
+const TALOS_COMPONENTS: Record<string, { kernel: string; containerd: string }> = {
+  "1.6": { kernel: "6.1.82", containerd: "1.7.13" },
+  "1.7": { kernel: "6.6.33", containerd: "1.7.18" },
+  "1.8": { kernel: "6.6.54", containerd: "2.0.0" },
+  "1.9": { kernel: "6.12.6", containerd: "2.0.1" },
+  "1.10": { kernel: "6.12.25", containerd: "2.0.5" },
+  "1.11": { kernel: "6.12.48", containerd: "2.1.4" },
+  "1.12": { kernel: "6.17.7", containerd: "2.1.5" },
+  "1.13": { kernel: "6.18.2", containerd: "2.2.0" },
+};
+
+export function talosComponents(talosVersion: string): { kernelVersion: string; containerRuntimeVersion: string } {
+  const m = /^v?(\d+)\.(\d+)/.exec(talosVersion);
+  const c = (m && TALOS_COMPONENTS[`${m[1]}.${m[2]}`]) ?? { kernel: "6.12.48", containerd: "2.1.4" };
+  return { kernelVersion: `${c.kernel}-talos`, containerRuntimeVersion: `containerd://${c.containerd}` };
+}
+
+export const osImage = (talosVersion: string) => `Talos (${talosVersion.startsWith("v") ? talosVersion : `v${talosVersion}`})`;
+
+/** The four conditions a healthy kubelet posts. */
+function healthyConditions(now: string): Condition[] {
+  return [
+    { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", message: "kubelet has sufficient memory available", lastHeartbeatTime: now, lastTransitionTime: now },
+    { type: "DiskPressure", status: "False", reason: "KubeletHasNoDiskPressure", message: "kubelet has no disk pressure", lastHeartbeatTime: now, lastTransitionTime: now },
+    { type: "PIDPressure", status: "False", reason: "KubeletHasSufficientPID", message: "kubelet has sufficient PID available", lastHeartbeatTime: now, lastTransitionTime: now },
+    { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status", lastHeartbeatTime: now, lastTransitionTime: now },
+  ];
+}
+
+function podCidr(index: number): string {
+  return `10.${244 + Math.floor(index / 256)}.${index % 256}.0/24`;
+}
+
+export function nodeObject(m: MachineSpec, index: number, controlPlaneTaint: boolean): Node {
+  const now = nowTime();
+  const labels: Record<string, string> = {
+    "beta.kubernetes.io/arch": "amd64",
+    "beta.kubernetes.io/os": "linux",
+    "kubernetes.io/arch": "amd64",
+    "kubernetes.io/hostname": m.name,
+    "kubernetes.io/os": "linux",
+  };
+  if (m.role === "controlplane") labels[CONTROL_PLANE_LABEL] = "";
+  const cidr = podCidr(index);
+  const comps = talosComponents(m.talosVersion);
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name: m.name,
+      labels,
+      annotations: { "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
+    } as unknown as Node["metadata"],
+    spec: {
+      podCIDR: cidr,
+      podCIDRs: [cidr],
+      ...(m.role === "controlplane" && controlPlaneTaint ? { taints: [{ key: CONTROL_PLANE_LABEL, effect: "NoSchedule" }] } : {}),
+    },
+    status: {
+      addresses: [
+        { type: "InternalIP", address: m.address },
+        { type: "Hostname", address: m.name },
+      ],
+      capacity: { cpu: "4", "ephemeral-storage": "102626232Ki", memory: "8129100Ki", pods: "110" },
+      allocatable: { cpu: "3950m", "ephemeral-storage": "94580335255", memory: "7670348Ki", pods: "110" },
+      conditions: healthyConditions(now),
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        architecture: "amd64",
+        bootID: randomUUID(),
+        machineID: randomUUID().replace(/-/g, ""),
+        systemUUID: randomUUID(),
+        operatingSystem: "linux",
+        osImage: osImage(m.talosVersion),
+        kernelVersion: comps.kernelVersion,
+        containerRuntimeVersion: comps.containerRuntimeVersion,
+        kubeletVersion: m.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
+        kubeProxyVersion: "",
+      },
+    },
+  };
+}
+
+export interface DownOptions {
+  /**
+   * "unknown" (default): the kubelet stopped posting (reboot, power off) and the node lifecycle controller marks all
+   * conditions Unknown with reason NodeStatusUnknown and taints the node unreachable. "notready": the kubelet posts
+   * Ready=False with reason KubeletNotReady and the node is tainted not-ready.
+   */
+  mode?: "unknown" | "notready";
+  message?: string;
+}
+
+export interface UpOptions {
+  talosVersion?: string;
+  kubeletVersion?: string;
+  bootId?: string;
+}
+
+export interface CordonOptions {
+  /** Cordoned by Talos itself (legacy upgrade): adds talos.dev/cordoned=true. */
+  byTalos?: boolean;
+}
+
+export interface UncordonOptions {
+  /** Like Talos on boot: uncordon only if Talos cordoned it (the annotation is present). */
+  onlyIfTalos?: boolean;
+}
+
+/** Reads and flips the sim's Node objects. */
+export class NodeSim {
+  constructor(private readonly rest: Rest, private readonly opts: { controlPlaneTaint?: boolean; concurrency?: number } = {}) {}
+
+  /** Registers the machines as Nodes (create with status, like a kubelet; existing Nodes are brought to Ready). */
+  async register(machines: readonly MachineSpec[]): Promise<void> {
+    await mapLimit(machines, this.opts.concurrency ?? 16, async (m, i) => {
+      const body = nodeObject(m, i, this.opts.controlPlaneTaint ?? true);
+      try {
+        let created = await retrying(`register node ${m.name}`, () => this.rest.post<Node>(nodePath(), body));
+        // The API server keeps the status of a created Node; post it via /status when it did not.
+        if (!(created.status?.conditions ?? []).length) created = await this.rest.mergePatch(`${nodePath(m.name)}/status`, { status: body.status });
+        // The TaintNodesByCondition admission plugin taints every new Node not-ready; the node lifecycle controller
+        // removes the taint once the node is Ready.
+        const taints: { key: string }[] = created.spec?.taints ?? [];
+        if (taints.some((t) => t.key === NOT_READY_TAINT)) {
+          created.spec.taints = taints.filter((t) => t.key !== NOT_READY_TAINT);
+          if (!created.spec.taints.length) delete created.spec.taints;
+          try {
+            await this.rest.put(nodePath(m.name), created);
+          } catch {
+            await this.setTaint(m.name, NOT_READY_TAINT, false);
+          }
+        }
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        await this.up(m.name, { talosVersion: m.talosVersion, kubeletVersion: m.kubeletVersion });
+      }
+    });
+  }
+
+  get(name: string): Promise<Node> {
+    return this.rest.get<Node>(nodePath(name));
+  }
+
+  /** Read-modify-write of a Node (spec/metadata) with optimistic concurrency. */
+  private async updateNode(name: string, mutate: (n: Node) => boolean): Promise<Node> {
+    return retrying(`update node ${name}`, async () => {
+      const node = await this.get(name);
+      if (!mutate(node)) return node;
+      return this.rest.put<Node>(nodePath(name), node);
+    });
+  }
+
+  private async patchStatus(name: string, mutate: (n: Node, now: string) => unknown): Promise<Node> {
+    return retrying(`update status of node ${name}`, async () => {
+      const node = await this.get(name);
+      const status = mutate(node, nowTime());
+      return this.rest.mergePatch<Node>(`${nodePath(name)}/status`, { metadata: { resourceVersion: node.metadata.resourceVersion }, status });
+    });
+  }
+
+  private async setTaint(name: string, taintKey: string, present: boolean, effect = "NoSchedule"): Promise<void> {
+    await this.updateNode(name, (n) => {
+      const taints: { key: string; effect: string; timeAdded?: string }[] = n.spec?.taints ?? [];
+      const has = taints.some((t) => t.key === taintKey && t.effect === effect);
+      if (has === present) return false;
+      n.spec = n.spec ?? {};
+      n.spec.taints = present ? [...taints, { key: taintKey, effect, timeAdded: nowTime() }] : taints.filter((t) => !(t.key === taintKey && t.effect === effect));
+      if (!n.spec.taints.length) delete n.spec.taints;
+      return true;
+    });
+  }
+
+  /** The node stops being Ready (see DownOptions). */
+  async down(name: string, opts: DownOptions = {}): Promise<void> {
+    const mode = opts.mode ?? "unknown";
+    await this.patchStatus(name, (n, now) => {
+      const conds: Condition[] = n.status?.conditions ?? healthyConditions(now);
+      return {
+        conditions: conds.map((c) => {
+          if (mode === "unknown") {
+            return { ...c, status: "Unknown", reason: "NodeStatusUnknown", message: opts.message ?? "Kubelet stopped posting node status.", lastTransitionTime: c.status === "Unknown" ? c.lastTransitionTime : now };
+          }
+          if (c.type !== "Ready") return { ...c, lastHeartbeatTime: now };
+          return { ...c, status: "False", reason: "KubeletNotReady", message: opts.message ?? "container runtime status check may not have completed yet", lastHeartbeatTime: now, lastTransitionTime: c.status === "False" ? c.lastTransitionTime : now };
+        }),
+      };
+    });
+    await this.setTaint(name, mode === "unknown" ? UNREACHABLE_TAINT : NOT_READY_TAINT, true);
+  }
+
+  /** The kubelet posts Ready again, optionally after booting a new Talos version (osImage, kernel, bootID change). */
+  async up(name: string, opts: UpOptions = {}): Promise<void> {
+    await this.patchStatus(name, (n, now) => {
+      const info = { ...(n.status?.nodeInfo ?? {}) };
+      if (opts.talosVersion) {
+        info.osImage = osImage(opts.talosVersion);
+        Object.assign(info, talosComponents(opts.talosVersion));
+      }
+      if (opts.kubeletVersion) info.kubeletVersion = opts.kubeletVersion;
+      if (opts.bootId) info.bootID = opts.bootId;
+      const old: Condition[] = n.status?.conditions ?? [];
+      const conditions = healthyConditions(now).map((c) => {
+        const prev = old.find((o) => o.type === c.type);
+        return prev && prev.status === c.status ? { ...c, lastTransitionTime: prev.lastTransitionTime } : c;
+      });
+      return { conditions, nodeInfo: info };
+    });
+    await this.setTaint(name, UNREACHABLE_TAINT, false);
+    await this.setTaint(name, NOT_READY_TAINT, false);
+  }
+
+  /** spec.unschedulable = true (+ talos.dev/cordoned when Talos cordons) and the unschedulable taint. */
+  async cordon(name: string, opts: CordonOptions = {}): Promise<void> {
+    await this.updateNode(name, (n) => {
+      // Like Talos' Cordon: a node that is already unschedulable is left alone (no annotation added).
+      if (n.spec?.unschedulable) return false;
+      n.spec = { ...(n.spec ?? {}), unschedulable: true };
+      if (opts.byTalos) n.metadata.annotations = { ...(n.metadata.annotations ?? {}), [TALOS_CORDONED_ANNOTATION]: "true" };
+      return true;
+    });
+    await this.setTaint(name, UNSCHEDULABLE_TAINT, true);
+  }
+
+  /** Makes the node schedulable again; with onlyIfTalos, only when Talos cordoned it (what Talos does on boot). */
+  async uncordon(name: string, opts: UncordonOptions = {}): Promise<boolean> {
+    let changed = false;
+    await this.updateNode(name, (n) => {
+      const byTalos = n.metadata.annotations?.[TALOS_CORDONED_ANNOTATION] === "true";
+      if (opts.onlyIfTalos && !byTalos) return false;
+      if (!n.spec?.unschedulable && !byTalos) return false;
+      delete n.spec.unschedulable;
+      if (n.metadata.annotations) delete n.metadata.annotations[TALOS_CORDONED_ANNOTATION];
+      changed = true;
+      return true;
+    });
+    if (changed) await this.setTaint(name, UNSCHEDULABLE_TAINT, false);
+    return changed;
+  }
+}
+
+export function nodeError(node: string, err: unknown): Error {
+  const msg = err instanceof KubeError ? err.message : String(err);
+  return new Error(`kube sim: node ${node}: ${msg}`);
+}
