@@ -170,7 +170,7 @@ async function matchingPdbs(c: KubeClients, pods: k8s.V1Pod[], log: (line: strin
         }
       }
     } catch (err) {
-      log(`drain: listing PodDisruptionBudgets in namespace ${ns} failed: ${apiMessage(err)}`);
+      log(msg.pdbListFailed(ns, apiMessage(err)));
     }
   }
   return [...names];

@@ -26,6 +26,8 @@ export interface KubeApiOptions {
   log?: (line: string) => void;
   /** Minimum spacing of status-mirror writes per cluster (default 500 ms). */
   statusThrottleMs?: number;
+  /** Record HealthcheckPassed / HealthcheckFailed Events on runner Jobs (default true). */
+  runnerEvents?: boolean;
 }
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
@@ -51,7 +53,8 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   const events = new EventRecorder(c, log);
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
-    runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> => runCheck(c, check, { signal: o?.signal, log }),
+    runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
+      runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: () => sweepRunners(c, log),
     cordon: (node: string) => setUnschedulable(c, node, true),
     uncordon: (node: string) => setUnschedulable(c, node, false),

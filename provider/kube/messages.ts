@@ -102,6 +102,12 @@ export const msg = {
     `cluster ${cluster}: updating the manifest inventory ConfigMap kube-system/talos-gate-manifests-${cluster} failed: ${detail}; ` +
     hint(status, "configmaps", "kube-system"),
 
+  // --- logged only (best-effort paths)
+  pdbListFailed: (ns: string, detail: string) => `drain: listing PodDisruptionBudgets in namespace ${ns} failed: ${detail}`,
+  retrying: (detail: string) => `${detail} (retrying)`,
+  watchDropped: (what: string, detail: string | undefined) => `watch of ${what} dropped (${detail ?? "closed"}); reconnecting`,
+  healthcheckPassedEvent: () => "healthcheck passed",
+
   // --- sweep (logged only)
   sweepFailed: (what: string, detail: string) => `cleanup of healthcheck runners: ${what} failed: ${detail}`,
 };

@@ -10,8 +10,10 @@
 //   Failed=True          → read the failure text, then delete Job and pods   → failed
 //   otherwise            →                                                   → running
 // Deletes carry a uid precondition, so an evaluation of a stale event can never delete a newer Job of the same name.
+// Outcomes are also recorded as Events on the Job (HealthcheckPassed, HealthcheckFailed with the failure text), which
+// `kubectl get events -n <namespace>` shows for an hour after the Job itself is gone.
 import type * as k8s from "@kubernetes/client-node";
-import type { CheckOutcome, HealthcheckJob } from "../rollout/ports";
+import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
 import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
@@ -19,6 +21,8 @@ import { msg } from "./messages";
 import { ObjectObserver } from "./watch";
 
 type Log = (line: string) => void;
+/** Where the runner reports outcomes as Events on the runner Job (HealthcheckPassed / HealthcheckFailed). */
+type RecordEvent = (event: RolloutEvent) => void;
 
 const CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid";
 
@@ -116,7 +120,9 @@ const retryable = (err: unknown): boolean =>
   err instanceof KubeError ? Boolean((err as { transient?: boolean }).transient) : isTransient(err);
 
 /** One evaluation of the table above; undefined while the Job is still running. */
-async function evaluate(c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, log: Log): Promise<CheckOutcome | undefined> {
+async function evaluate(
+  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, log: Log, record: RecordEvent,
+): Promise<CheckOutcome | undefined> {
   const { namespace, jobName } = check;
   const create = async () => {
     try {
@@ -131,6 +137,7 @@ async function evaluate(c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | 
   }
   if (job.metadata?.deletionTimestamp) return undefined;
   const uid = job.metadata?.uid;
+  const object = { kind: "Job" as const, name: jobName, namespace, uid };
   if (job.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== check.configHash) {
     await deleteRunner(c, namespace, jobName, uid, log);
     await create();
@@ -138,6 +145,7 @@ async function evaluate(c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | 
   }
   if (firstCondition(job, "Complete")?.status === "True") {
     await deleteRunner(c, namespace, jobName, uid, log);
+    record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent() });
     return { state: "passed" };
   }
   if (firstCondition(job, "Failed")?.status === "True") {
@@ -149,6 +157,7 @@ async function evaluate(c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | 
     }
     const reason = failureText(job, pods);
     await deleteRunner(c, namespace, jobName, uid, log);
+    record({ object, type: "Warning", reason: "HealthcheckFailed", message: reason });
     return { state: "failed", reason };
   }
   return undefined;
@@ -162,8 +171,9 @@ async function evaluate(c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | 
 export async function runCheck(
   c: KubeClients,
   check: HealthcheckJob,
-  opts: { signal?: AbortSignal; log: Log },
+  opts: { signal?: AbortSignal; log: Log; record?: RecordEvent },
 ): Promise<CheckOutcome> {
+  const record: RecordEvent = opts.record ?? (() => undefined);
   const running: CheckOutcome = { state: "running", reason: msg.waitingToComplete() };
   const signal = opts.signal;
   if (signal?.aborted) return running;
@@ -189,13 +199,13 @@ export async function runCheck(
     });
     while (state && !stop.signal.aborted) {
       try {
-        const outcome = await evaluate(c, check, state.object, opts.log);
+        const outcome = await evaluate(c, check, state.object, opts.log, record);
         if (outcome) return outcome;
         attempt = 0;
         state = await observer.next();
       } catch (err) {
         if (!retryable(err)) throw jobError("watch", namespace, jobName, err);
-        opts.log(`${(err as Error).message} (retrying)`);
+        opts.log(msg.retrying((err as Error).message));
         await sleep(backoffMs(attempt++, 200, 2000), stop.signal);
         state = observer.take() ?? state; // act on the newest state known
       }

@@ -29,7 +29,12 @@ export class StatusMirror {
   /** Queues `status` for `cluster`; returns at once (the write happens now or at the end of the throttle window). */
   write(cluster: string, status: unknown): Promise<void> {
     const slot = this.slot(cluster);
-    slot.pending = { status: JSON.parse(JSON.stringify(status ?? null)) };
+    try {
+      slot.pending = { status: JSON.parse(JSON.stringify(status ?? null)) }; // a snapshot: later mutations do not leak in
+    } catch (err) {
+      this.log(msg.statusWriteFailed(cluster, (err as Error).message));
+      return Promise.resolve();
+    }
     this.pump(cluster, slot);
     return Promise.resolve();
   }

@@ -4,6 +4,7 @@
 // arrive while it is busy are coalesced (last wins), since it only ever acts on the current object.
 import { KubeClients } from "./client";
 import { backoffMs, isGone, isTransient, sleep } from "./errors";
+import { msg } from "./messages";
 
 export interface ObserveOptions<T> {
   clients: KubeClients;
@@ -109,7 +110,7 @@ export class ObjectObserver<T extends Meta> {
         continue;
       }
       if (result.failed) {
-        this.o.log?.(`watch ${this.o.path} (${this.o.name}) dropped: ${result.detail}; reconnecting`);
+        this.o.log?.(msg.watchDropped(`${this.o.path}/${this.o.name}`, result.detail));
         await sleep(backoffMs(attempt++), this.stopCtl.signal);
       } else {
         attempt = 0;

@@ -47,6 +47,10 @@ describe("integration: kube port — healthcheck runner", function () {
     assert.deepEqual(await outcome, { state: "failed", reason: "ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down" });
     assert.ok(await jobGone(h.batch, ns, check.jobName));
     assert.deepEqual(await runnerPods(h.core, ns, check.jobName), []);
+    await h.kube.flush();
+    const events = (await h.core.listNamespacedEvent({ namespace: ns })).items;
+    assert.deepEqual(events.map((e) => [e.type, e.reason, e.involvedObject.name, e.message]),
+      [["Warning", "HealthcheckFailed", check.jobName, "ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down"]]);
   });
 
   it("a failing check without any termination message falls back to the Job condition", async () => {
@@ -167,6 +171,6 @@ describe("integration: kube port — healthcheck runner", function () {
     assert.ok(reaction < 5000, `pass seen ${reaction} ms after Complete (after the restart)`);
     assert.ok(await jobGone(h.batch, ns, check.jobName));
     assert.ok(job.metadata?.uid);
-    assert.ok(h.logs.some((l) => /watch .* dropped/.test(l)), "the dropped watch was noticed");
+    assert.ok(h.logs.some((l) => /watch of .* dropped/.test(l)), "the dropped watch was noticed");
   });
 });
