@@ -384,6 +384,8 @@ export class Kubelet {
     if (message) terminated.message = message;
     w.container = { terminated };
     w.phase = exit.exitCode === 0 ? "Succeeded" : "Failed";
+    // The container's filesystem is gone (kubectl's discovery cache lives in HOME); its log stays until the pod goes.
+    if (w.dir) fs.rmSync(path.join(w.dir, "home"), { recursive: true, force: true });
     if (w.state !== "finalizing") w.state = "terminated";
     await this.writeStatus(w, w.phase);
   }

@@ -87,7 +87,8 @@ export class Rest {
     if (!cluster) throw new Error("kube sim: the kubeconfig has no current cluster; pass a kubeconfig with a current-context");
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
-    const headers: Record<string, string> = {};
+    // The field manager name the API server records (managedFields) comes from the User-Agent.
+    const headers: Record<string, string> = { "User-Agent": "talos-gate-kube-sim" };
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
     if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
     const agentOpts: https.AgentOptions = { ca: opts.ca, cert: opts.cert, key: opts.key };

@@ -38,6 +38,8 @@ export class Workloads {
   private readonly pendingDs = new Set<string>();
   private scheduled = false;
   private readonly recent = new Map<string, Pod>();
+  private readonly lost = new Set<string>();
+  private vacated: string[] = [];
   private stopped = false;
   private reconciling: Promise<void> = Promise.resolve();
   podsCreated = 0;
@@ -63,6 +65,7 @@ export class Workloads {
   async start(): Promise<void> {
     const { rest } = this.o;
     const ns = this.namespace;
+    if (this.o.perNode <= 0 && !this.o.daemonSet) return;
     try {
       await rest.post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
     } catch (err) {
@@ -108,12 +111,19 @@ export class Workloads {
     }
     const trigger = (p: Pod) => {
       const ref = controllerOf(p);
-      if (ref && (ref.uid === this.rsUid || ref.uid === this.dsUid)) this.kick();
+      if (!ref || (ref.uid !== this.rsUid && ref.uid !== this.dsUid)) return;
+      // Remember the node a ReplicaSet pod left (evicted/deleted) so its replacement goes elsewhere.
+      if (ref.uid === this.rsUid && (p.metadata.deletionTimestamp || isTerminal(p)) && !this.lost.has(p.metadata.uid)) {
+        this.lost.add(p.metadata.uid);
+        this.vacated.push(p.spec.nodeName);
+      }
+      this.kick();
     };
     this.o.pods.on("update", trigger);
     this.o.pods.on("delete", (p) => {
       this.recent.delete(p.metadata.name);
-      trigger(p);
+      trigger({ ...p, metadata: { ...p.metadata, deletionTimestamp: p.metadata.deletionTimestamp ?? "deleted" } });
+      this.lost.delete(p.metadata.uid);
     });
     this.o.nodes.on("update", () => this.dsUid && this.kick());
     await this.reconcile();
@@ -193,13 +203,14 @@ export class Workloads {
       for (const p of rs) load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
       const missing = this.replicas - rs.length - this.pendingRs;
       for (let i = 0; i < missing; i++) {
-        const node = this.o.scheduler.leastLoaded(this.rsTemplateSpec(), (n) => load.get(n) ?? 0);
+        const node = this.o.scheduler.leastLoaded(this.rsTemplateSpec(), (n) => load.get(n) ?? 0, this.vacated.shift());
         if (!node) break;
         load.set(node, (load.get(node) ?? 0) + 1);
         this.pendingRs++;
         jobs.push(() => this.create(this.podBody("ReplicaSet", node)).finally(() => this.pendingRs--));
       }
     }
+    this.vacated = [];
     if (this.dsUid) {
       const have = new Set(ds.map((p) => p.spec.nodeName));
       for (const node of this.o.owned) {

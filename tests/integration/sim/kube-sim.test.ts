@@ -293,12 +293,12 @@ describe("integration: kube sim (kubelet, Job, disruption and workload controlle
         const p = await policy.readNamespacedPodDisruptionBudget({ name: "ks-pdb", namespace: WORKLOAD_NAMESPACE });
         return p.status?.observedGeneration === p.metadata?.generation && p.status?.disruptionsAllowed === 1;
       });
-      await evictAndWait(victim, evict);
+      await evictAndWait(victim, evict, pods);
     } finally {
       await policy.deleteNamespacedPodDisruptionBudget({ name: "ks-pdb", namespace: WORKLOAD_NAMESPACE });
     }
 
-    async function evictAndWait(p: k8s.V1Pod, evict: () => Promise<unknown>) {
+    async function evictAndWait(p: k8s.V1Pod, evict: () => Promise<unknown>, pods: k8s.V1Pod[]) {
       await evict();
       await waitFor("the evicted pod to be gone", async () => {
         try {
@@ -311,6 +311,8 @@ describe("integration: kube sim (kubelet, Job, disruption and workload controlle
       await waitFor("a replacement workload pod", async () => {
         const now = (await core.listNamespacedPod({ namespace: WORKLOAD_NAMESPACE, labelSelector: "app.kubernetes.io/name=sim-workload" })).items;
         const live = now.filter((x) => !x.metadata?.deletionTimestamp && x.status?.phase === "Running");
+        const fresh = live.filter((x) => !pods.some((old) => old.metadata?.uid === x.metadata?.uid));
+        if (fresh.length) assert.notEqual(fresh[0].spec?.nodeName, p.spec?.nodeName, "the replacement runs on another node");
         return live.length === count;
       });
     }
