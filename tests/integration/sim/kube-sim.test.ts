@@ -337,6 +337,27 @@ describe("integration: kube sim (kubelet, Job, disruption and workload controlle
     assert.equal((await core.readNode({ name: node })).spec?.unschedulable, undefined);
   });
 
+  it("leaves a Job pod Unschedulable while no worker can take it, and binds it when one can", async () => {
+    const ns = await freshNamespace(cp, "ks");
+    for (const w of workers) await sim.nodes.cordon(w);
+    try {
+      await batch.createNamespacedJob({ namespace: ns, body: jobBody("waits", "echo scheduled") });
+      const pending = await waitFor("an Unschedulable pod", async () => {
+        const [p] = await jobPods(ns, "waits");
+        return p?.status?.conditions?.some((c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable") ? p : undefined;
+      });
+      assert.equal(pending.spec?.nodeName, undefined);
+      assert.equal(pending.status?.phase, "Pending");
+      assert.match(pending.status?.conditions?.find((c) => c.type === "PodScheduled")?.message ?? "", /^0\/\d+ nodes are available: .*unschedulable/);
+      await sim.nodes.uncordon(workers[1]);
+      const job = await waitJob(ns, "waits");
+      assert.ok(cond(job, "Complete"));
+      assert.equal((await jobPods(ns, "waits"))[0].spec?.nodeName, workers[1]);
+    } finally {
+      for (const w of workers) await sim.nodes.uncordon(w);
+    }
+  });
+
   it("survives an API server restart during its watches and still completes a Job afterwards", async () => {
     const before = sim.stats();
     await cp.restartApiServer(500);
