@@ -1,0 +1,173 @@
+// Omni's acceptance flow for healthcheck-gated upgrades, end to end on the simulated cluster with the real adapters:
+// a failing check holds the upgrade at the start (its stderr in the step); opening the gate (a ConfigMap the check
+// reads with kubectl) lets machines through; closing it holds the rollout mid-way; opening it again completes the
+// upgrade (phase Done, lastUpgradeVersion = target) and no runner Job or pod is left behind. Then: control planes
+// strictly before workers, and the checks re-run (fresh Jobs) before every node.
+import * as assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import type { KubeClient } from "../../../provider/kube";
+import { runRollout } from "../../../provider/rollout/run";
+import type { UpgradeStatus } from "../../../provider/rollout/status";
+import type { TalosApiImpl } from "../../../provider/talos";
+import type { SimCluster } from "../../../sim/cluster";
+import { onSuiteEnd } from "../../support/fixtures";
+import {
+  adapters, clients, configMapGateCheck, delay, FROM, recordBoots, RUNNER_SELECTOR, runOptions, setGate, sim, TARGET,
+  until, versions, waitNoRunners,
+} from "./helpers";
+
+const CLUSTER = "accept";
+const GATE_CM = "upgrade-gate";
+
+describe("integration: rollout — Omni's gated upgrade flow on the sim (real adapters)", function () {
+  this.timeout(240000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  let boots: ReturnType<typeof recordBoots>;
+  const jobsCreated: Array<{ name: string; at: number }> = [];
+  const lines: string[] = [];
+  const statuses: UpgradeStatus[] = [];
+  let final: UpgradeStatus | undefined;
+
+  before(async () => {
+    s = await sim({ controlPlanes: 2, workers: 2 });
+    ({ kube, talos } = adapters(s));
+    boots = recordBoots(s);
+    await setGate(clients(s).core, GATE_CM, false);
+    // Every runner Job the API server creates, seen by an independent watch.
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(s.kubeconfig);
+    const seen = new Set<string>();
+    const w = await new k8s.Watch(kc).watch("/apis/batch/v1/jobs", { labelSelector: RUNNER_SELECTOR }, (type, obj: k8s.V1Job) => {
+      const uid = obj.metadata?.uid ?? "";
+      if (type === "ADDED" && !seen.has(uid)) {
+        seen.add(uid);
+        jobsCreated.push({ name: obj.metadata?.name ?? "", at: Date.now() });
+      }
+    }, () => undefined);
+    onSuiteEnd(async () => w.abort());
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("holds at the start with the check's stderr in the step, lets machines through when opened, holds mid-way when closed, completes when opened again", async () => {
+    const check = configMapGateCheck(CLUSTER, GATE_CM);
+    assert.equal(check.id, "cluster-accept-gate");
+    let last: UpgradeStatus | undefined;
+    const run = runRollout(kube, talos, runOptions(CLUSTER, {
+      healthchecks: [check],
+      onProgress: (l) => lines.push(l),
+      onStatus: (st) => { last = st; statuses.push(st); },
+    }));
+    run.catch(() => undefined); // awaited below; a failure must not surface as unhandled while the test waits
+
+    // 1. Held at the start: nothing touched, the step carries the check's stderr (Omni's wording).
+    const heldStep = `waiting for healthchecks to pass: "cluster-accept-gate": gate closed: ${GATE_CM}.open=false, holding upgrade`;
+    await until("the gate to hold at the start", () => last?.gate === "held");
+    assert.equal(last!.step, heldStep);
+    assert.equal(last!.phase, "Upgrading");
+    assert.equal(last!.status, "updating machines 1/4");
+    assert.equal(last!.currentUpgradeVersion, TARGET);
+    await until("the mirrored status to show the hold", async () => ((await kube.readStatus(CLUSTER)) as UpgradeStatus | undefined)?.step === heldStep, 10000);
+    await delay(2500); // several retries at the 1 s interval
+    assert.deepEqual(boots.downs, [], "no node may go down while the gate holds");
+    assert.ok(Object.values(versions(s)).every((v) => v === FROM));
+    assert.ok(last!.healthchecks[0].attempts >= 2, `the failing check is retried (attempts ${last!.healthchecks[0].attempts})`);
+    assert.equal(last!.healthchecks[0].state, "FAILED");
+
+    // 2. Open the gate; close it again as soon as the first machine starts.
+    await setGate(clients(s).core, GATE_CM, true);
+    await until("the first node to start", () => lines.some((l) => / upgrading v1\.12\.4 → v1\.13\.2 /.test(l)), 30000);
+    await setGate(clients(s).core, GATE_CM, false);
+    await until("the gate to hold mid-way", () => last?.gate === "held" && last.machines.some((m) => m.state === "done"), 60000);
+    const doneMid = last!.machines.filter((m) => m.state === "done").map((m) => m.name);
+    assert.ok(doneMid.length >= 1 && doneMid.length < 4, `some machines went through: ${doneMid.join(", ")}`);
+    assert.equal(last!.step, heldStep);
+    assert.equal(last!.status, `updating machines ${doneMid.length + 1}/4`);
+    const downsMid = boots.downs.length;
+    assert.equal(downsMid, doneMid.length);
+    await delay(2500);
+    assert.equal(boots.downs.length, downsMid, "no further node goes down while the gate is closed again");
+    assert.ok(last!.machines.every((m) => m.state === "done" || m.state === "pending"), "nothing in flight while held");
+
+    // 3. Open again: the rollout completes.
+    await setGate(clients(s).core, GATE_CM, true);
+    final = await run;
+    assert.equal(final.phase, "Done");
+    assert.equal(final.lastUpgradeVersion, TARGET);
+    assert.equal(final.currentUpgradeVersion, "");
+    assert.equal(final.status, "");
+    assert.equal(final.step, "");
+    assert.deepEqual(versions(s), { "cp-1": TARGET, "cp-2": TARGET, "w-1": TARGET, "w-2": TARGET });
+    for (const n of ["cp-1", "cp-2", "w-1", "w-2"]) assert.equal(boots.downsOf(n), 1, `${n} is upgraded exactly once`);
+    const mirrored = (await kube.readStatus(CLUSTER)) as UpgradeStatus;
+    assert.equal(mirrored.phase, "Done");
+    assert.equal(mirrored.lastUpgradeVersion, TARGET);
+    // Every Node is Ready and schedulable again.
+    const machines = await kube.listMachines();
+    assert.deepEqual(machines.map((m) => [m.name, m.ready, m.cordoned, m.talosVersion]), [
+      ["cp-1", true, false, TARGET], ["cp-2", true, false, TARGET], ["w-1", true, false, TARGET], ["w-2", true, false, TARGET],
+    ]);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("upgraded the control planes strictly before any worker", () => {
+    assert.ok(final, "needs the completed run of the first test");
+    const started = lines.map((l) => / node (\S+): upgrading /.exec(l)?.[1]).filter((n): n is string => !!n);
+    assert.deepEqual(started.slice(0, 2).sort(), ["cp-1", "cp-2"]);
+    assert.deepEqual(started.slice(2).sort(), ["w-1", "w-2"]);
+    // From the Talos side: the last control plane was back before the first worker went down.
+    const lastCpUp = Math.max(...boots.ups.filter((u) => u.node.startsWith("cp-")).map((u) => u.at));
+    const firstWorkerDown = Math.min(...boots.downs.filter((d) => d.node.startsWith("w-")).map((d) => d.at));
+    assert.ok(lastCpUp <= firstWorkerDown, "a worker went down before the last control plane was back");
+    // And one node at a time (default parallelism 1): each node went down only after the previous one was back.
+    const order = boots.downs.map((d) => d.node);
+    for (let i = 1; i < order.length; i++) {
+      const prevUp = boots.ups.find((u) => u.node === order[i - 1])!.at;
+      assert.ok(prevUp <= boots.downs[i].at, `${order[i]} went down before ${order[i - 1]} was back`);
+    }
+  });
+
+  it("re-ran the healthcheck as a fresh Job right before every node", () => {
+    assert.ok(final, "needs the completed run of the first test");
+    // Between two node starts there is a passing check (progress lines), and a new runner Job was created.
+    const starts: number[] = [];
+    lines.forEach((l, i) => { if (/ node \S+: upgrading /.test(l)) starts.push(i); });
+    assert.equal(starts.length, 4);
+    let from = 0;
+    for (const i of starts) {
+      const between = lines.slice(from, i);
+      assert.ok(between.some((l) => l.endsWith(`healthcheck "cluster-accept-gate" passed`)), `no passing check before: ${lines[i]}`);
+      from = i + 1;
+    }
+    for (const d of boots.downs) {
+      const prevDown = Math.max(0, ...boots.downs.filter((x) => x.at < d.at).map((x) => x.at));
+      assert.ok(jobsCreated.some((j) => j.at > prevDown && j.at < d.at), `no runner Job created before ${d.node} went down`);
+    }
+    // One Job per evaluation: every attempt (failed or passed) created a fresh Job, named deterministically.
+    const check = final!.healthchecks.find((h) => h.id === "cluster-accept-gate")!;
+    assert.equal(jobsCreated.length, check.attempts);
+    assert.ok(check.attempts >= 4 + 2, `attempts: ${check.attempts}`);
+    assert.ok(jobsCreated.every((j) => j.name === "talos-gate-cluster-accept-gate"));
+    // The status history records the gate transitions of the last waves.
+    assert.ok(final!.history.some((h) => h.event === "GatePassed"));
+  });
+
+  it("a run on a converged cluster does nothing: phase Done, no Job, no node touched", async () => {
+    assert.ok(final, "needs the completed run of the first test");
+    const jobsBefore = jobsCreated.length;
+    const downsBefore = boots.downs.length;
+    const again = await runRollout(kube, talos, runOptions(CLUSTER, {
+      healthchecks: [configMapGateCheck(CLUSTER, GATE_CM)],
+      lastUpgradeVersion: TARGET,
+    }));
+    assert.equal(again.phase, "Done");
+    assert.equal(again.lastUpgradeVersion, TARGET);
+    await delay(300);
+    assert.equal(jobsCreated.length, jobsBefore);
+    assert.equal(boots.downs.length, downsBefore);
+  });
+});
