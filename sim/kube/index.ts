@@ -39,6 +39,8 @@ export interface KubeSimOptions {
   controlPlaneTaint?: boolean;
   /** Base of the Job pod-failure back-off (real controller: 10000 ms). */
   podFailureBackoffMs?: number;
+  /** First crash back-off of a restarting container (restartPolicy OnFailure; kubelet: 10000 ms, doubling, ≤ 5 min). */
+  containerRestartBackoffMs?: number;
   /** Per-pod directories, logs and the job kubeconfig; a temp dir (removed on stop) by default. */
   workDir?: string;
   /** Maximum concurrent API requests (default 24). */
@@ -117,7 +119,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     await nodeR.start();
     await podR.start();
     const scheduler = new NodeScheduler(nodeR, owned);
-    const kubelet = new Kubelet({ rest, pods: podR, nodes: nodeR, owned, jobKubeconfigPath, toolsBin, workDir: path.join(workDir, "pods"), server: rest.server, log });
+    const kubelet = new Kubelet({ rest, pods: podR, nodes: nodeR, owned, jobKubeconfigPath, toolsBin, workDir: path.join(workDir, "pods"), server: rest.server, log, crashBackoffMs: opts.containerRestartBackoffMs });
     kubelet.start();
     stoppers.push(() => kubelet.stop());
     const binder = new PodBinder({ rest, pods: podR, nodes: nodeR, scheduler, log });

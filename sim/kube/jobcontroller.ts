@@ -230,6 +230,10 @@ export class JobController {
     const backoffLimit: number = job.spec.backoffLimit ?? 6;
     const succeeded = Math.max(job.status?.succeeded ?? 0, st.succeeded.size);
     const failed = Math.max(job.status?.failed ?? 0, st.failed.size);
+    // restartPolicy OnFailure: container restarts of active pods count against backoffLimit, as upstream.
+    const restarts = job.spec.template?.spec?.restartPolicy === "OnFailure"
+      ? active.reduce((n, p) => n + (p.status?.containerStatuses ?? []).reduce((m: number, c: { restartCount?: number }) => m + (c.restartCount ?? 0), 0), 0)
+      : 0;
     const now = Date.now();
     const startTime: string = job.status?.startTime ?? nowTime(now);
     const conds: Condition[] = job.status?.conditions ?? [];
@@ -241,7 +245,7 @@ export class JobController {
       const done = completions !== null ? succeeded >= completions : succeeded >= 1 && active.length === 0;
       const deadline = job.spec.activeDeadlineSeconds;
       if (done) success = mk("SuccessCriteriaMet", JOB_REASONS.completions);
-      else if (failed > backoffLimit) failure = mk("FailureTarget", JOB_REASONS.backoff);
+      else if (failed + restarts > backoffLimit) failure = mk("FailureTarget", JOB_REASONS.backoff);
       else if (deadline !== undefined && deadline !== null && now >= Date.parse(startTime) + deadline * 1000) failure = mk("FailureTarget", JOB_REASONS.deadline);
       else if (deadline !== undefined && deadline !== null) this.schedule(st, k, Date.parse(startTime) + deadline * 1000);
     }

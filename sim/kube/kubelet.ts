@@ -32,6 +32,8 @@ export interface KubeletOptions {
   /** Used for KUBERNETES_SERVICE_HOST/PORT. */
   server: string;
   log: (msg: string) => void;
+  /** First crash back-off before restarting a container (restartPolicy OnFailure/Always); kubelet: 10 s, doubling, ≤ 5 min. */
+  crashBackoffMs?: number;
   /** Delay before re-trying a pod whose env references a missing ConfigMap/Secret. */
   configRetryMs?: number;
 }
@@ -64,6 +66,8 @@ class PodWorker {
   proc?: LocalProcess;
   startTime?: string;
   containerID = `containerd://${randomBytes(32).toString("hex")}`;
+  restartCount = 0;
+  lastState?: ContainerState;
   podIP?: string;
   dir?: string;
   private chain: Promise<void> = Promise.resolve();
@@ -245,10 +249,11 @@ export class Kubelet {
         image,
         imageID: "waiting" in state ? "" : imageId(image),
         ready: "running" in state && ready,
-        restartCount: 0,
+        restartCount: i === 0 ? w.restartCount : 0,
         started: "running" in state,
         state,
       };
+      if (i === 0 && w.lastState) st.lastState = w.lastState;
       if (!("waiting" in state)) st.containerID = i === 0 ? w.containerID : `${w.containerID.slice(0, -2)}${String(i).padStart(2, "0")}`;
       return st;
     });
@@ -352,7 +357,13 @@ export class Kubelet {
     if (w.state !== "starting" || this.stopped) return;
     const argv = [...(container.command ?? []), ...(container.args ?? [])].map((a: string) => expand(String(a), env));
     const cwd = container.workingDir && fs.existsSync(container.workingDir) ? container.workingDir : dir;
-    const proc = new LocalProcess(argv, { env, cwd, logFile: path.join(dir, `${container.name}.log`) });
+    await this.launch(w, argv, env, cwd, container.name);
+  }
+
+  private async launch(w: PodWorker, argv: string[], env: Record<string, string>, cwd: string, name: string): Promise<void> {
+    const dir = w.dir!;
+    fs.mkdirSync(path.join(dir, "home"), { recursive: true });
+    const proc = new LocalProcess(argv, { env, cwd, logFile: path.join(dir, `${name}.log`) });
     w.proc = proc;
     this.processes++;
     w.state = "running";
@@ -360,11 +371,31 @@ export class Kubelet {
     w.container = { running: { startedAt: nowTime(proc.startedAt) } };
     void this.writeStatus(w, "running");
     const exit = await proc.exited;
-    if (w.state === "running") await this.finishProcess(w, exit);
+    if (w.state !== "running") return;
+    const policy = w.pod.spec?.restartPolicy ?? "Always";
+    if (!exit.startError && (policy === "Always" || (policy === "OnFailure" && exit.exitCode !== 0))) {
+      await this.restartLater(w, exit, () => this.launch(w, argv, env, cwd, name));
+      return;
+    }
+    await this.finishProcess(w, exit);
   }
 
-  private async finishProcess(w: PodWorker, exit: ExitInfo, messageOverride?: string): Promise<void> {
-    if (w.state === "terminated" || w.state === "gone") return;
+  /** restartPolicy OnFailure/Always: the container restarts in the same pod after the kubelet's crash back-off. */
+  private async restartLater(w: PodWorker, exit: ExitInfo, relaunch: () => Promise<void>): Promise<void> {
+    const container = w.pod.spec?.containers?.[0] ?? {};
+    w.lastState = { terminated: this.terminatedState(w, exit) };
+    const delay = Math.min((this.o.crashBackoffMs ?? 10000) * 2 ** w.restartCount, 5 * 60 * 1000);
+    w.restartCount++;
+    const msg = `back-off ${Math.round(delay / 1000)}s restarting failed container=${container.name} pod=${w.pod.metadata.name}_${w.pod.metadata.namespace}(${w.uid})`;
+    w.container = { waiting: { reason: "CrashLoopBackOff", message: msg } };
+    fs.writeFileSync(path.join(w.dir!, "termination-log"), "");
+    await this.writeStatus(w, "crash back-off");
+    setTimeout(() => {
+      if (w.state === "running" && !this.stopped && !w.pod.metadata.deletionTimestamp) void relaunch();
+    }, delay).unref();
+  }
+
+  private terminatedState(w: PodWorker, exit: ExitInfo, messageOverride?: string): any {
     const container = w.pod.spec?.containers?.[0] ?? {};
     const startedAt = "running" in w.container ? w.container.running.startedAt : w.startTime ?? nowTime(exit.finishedAt);
     let message = messageOverride ?? exit.startError;
@@ -382,6 +413,13 @@ export class Kubelet {
       if (signo) terminated.signal = signo;
     }
     if (message) terminated.message = message;
+    terminated.containerID = w.containerID;
+    return terminated;
+  }
+
+  private async finishProcess(w: PodWorker, exit: ExitInfo, messageOverride?: string): Promise<void> {
+    if (w.state === "terminated" || w.state === "gone") return;
+    const terminated = this.terminatedState(w, exit, messageOverride);
     w.container = { terminated };
     w.phase = exit.exitCode === 0 ? "Succeeded" : "Failed";
     // The container's filesystem is gone (kubectl's discovery cache lives in HOME); its log stays until the pod goes.
@@ -402,11 +440,16 @@ export class Kubelet {
       w.state = "running";
       await this.finishProcess(w, exit);
       w.state = "finalizing";
-    } else if (prev === "starting" && w.runsProcess) {
-      // Deleted before its process started (e.g. waiting for a ConfigMap).
+    } else if (prev === "running" && w.runsProcess && w.lastState && "terminated" in w.lastState) {
+      // Deleted while waiting to restart a crashed container: the pod ends with that container's last termination.
+      w.container = { terminated: w.lastState.terminated };
+      w.phase = w.lastState.terminated.exitCode === 0 ? "Succeeded" : "Failed";
+      await this.writeStatus(w, w.phase);
+    } else if ((prev === "starting" || prev === "running") && w.runsProcess) {
+      // Deleted before its process started (e.g. waiting for a ConfigMap) or while waiting to restart it.
       const at = Date.now();
       w.state = "running";
-      await this.finishProcess(w, { exitCode: 137, finishedAt: at }, "pod deleted before its container started");
+      await this.finishProcess(w, { exitCode: 137, finishedAt: at }, prev === "starting" ? "pod deleted before its container started" : "pod deleted while its container waited to restart");
       w.state = "finalizing";
     }
     await w.enqueue(async () => undefined);

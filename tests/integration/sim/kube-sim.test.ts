@@ -79,7 +79,7 @@ describe("integration: kube sim (kubelet, Job, disruption and workload controlle
     batch = kc.makeApiClient(k8s.BatchV1Api);
     policy = kc.makeApiClient(k8s.PolicyV1Api);
     const t0 = Date.now();
-    sim = await startKubeSim({ kubeconfig: cp.kubeconfig, machines, workloadPodsPerNode: 2, podFailureBackoffMs: 200 });
+    sim = await startKubeSim({ kubeconfig: cp.kubeconfig, machines, workloadPodsPerNode: 2, podFailureBackoffMs: 200, containerRestartBackoffMs: 200 });
     process.stdout.write(`      startKubeSim (${machines.length} nodes, 2 workload pods/worker + DaemonSet): ${Date.now() - t0} ms\n`);
   });
 
@@ -208,6 +208,24 @@ describe("integration: kube sim (kubelet, Job, disruption and workload controlle
     assert.equal(pods.length, 3);
     assert.ok(pods.every((p) => p.status?.phase === "Failed" && p.status.containerStatuses?.[0].state?.terminated?.exitCode === 7));
     assert.equal(new Set(pods.map((p) => p.metadata?.name)).size, 3);
+  });
+
+  it("restarts the container in place with restartPolicy OnFailure and counts restarts against backoffLimit", async () => {
+    const ns = await freshNamespace(cp, "ks");
+    const body = jobBody("crashy", "echo crashed >&2; exit 4", { backoffLimit: 1 });
+    body.spec!.template.spec!.restartPolicy = "OnFailure";
+    await batch.createNamespacedJob({ namespace: ns, body });
+    const seen = await waitFor("a restarted container", async () => {
+      const [p] = await jobPods(ns, "crashy");
+      const cs = p?.status?.containerStatuses?.[0];
+      return cs && (cs.restartCount ?? 0) >= 1 ? cs : undefined;
+    }, 30000, 50);
+    assert.equal(seen.lastState?.terminated?.exitCode, 4);
+    assert.equal(seen.lastState?.terminated?.message, "crashed\n");
+    const job = await waitJob(ns, "crashy");
+    assert.equal(cond(job, "Failed")?.reason, "BackoffLimitExceeded");
+    await waitFor("the pod to be removed", async () => (await jobPods(ns, "crashy")).length === 0, 30000);
+    assert.equal((await batch.readNamespacedJob({ name: "crashy", namespace: ns })).status?.failed, 1);
   });
 
   it("kills and removes the pod of a Job deleted while it runs", async () => {
