@@ -263,6 +263,20 @@ export function reasonNodeTimeout(node: string, target: string, nodeTimeoutMs: n
   return `node ${node} was not back on ${target} within nodeTimeout ${formatDuration(nodeTimeoutMs)}: ${detail}; inspect the node (talosctl dmesg, talosctl version), then ${RESUME}`;
 }
 
+/** What a node was doing when its nodeTimeout ran out (the detail of `reasonNodeTimeout`). */
+export function nodeTimeoutLastStep(step: string | undefined, sinceMs: number): string {
+  const what: Record<string, string> = {
+    pulling: "it was still pulling the installer image",
+    installing: "it was still running the installer",
+    draining: "it was still being drained",
+    rebooting: "it went down to reboot and has not come back on the new version",
+    waiting: "it went down to reboot and has not come back on the new version",
+    back: "Talos is back on the new version, but its Kubernetes Node is not Ready",
+  };
+  const text = (step !== undefined ? what[step] : undefined) ?? "it has not reported any progress";
+  return `${text} (last step ${formatDuration(sinceMs)} ago)`;
+}
+
 export function reasonNodeFailed(node: string, detail: string): string {
   return `upgrade of node ${node} failed: ${detail}; the node is not retried automatically: inspect it (talosctl dmesg, talosctl version), then ${RESUME}`;
 }

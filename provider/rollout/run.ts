@@ -3,7 +3,7 @@
 // node twice. The clock is injected; everything the user sees is built by the pure core (plan, gate, status,
 // messages).
 
-import type { CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, TalosApi } from "./ports";
+import type { CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, NodeUpgradeStep, TalosApi } from "./ports";
 import { detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } from "./plan";
 import { evaluateGate, type CheckResult } from "./gate";
 import { initialStatus, progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
@@ -154,14 +154,22 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       }
       checkStop(wave.machines[0].name);
       waveNo++;
+      let next = wave;
       if (forced === "upgrading") {
         const holdStart = now();
-        await waitClusterReady(holdStart);
-        await passGate(waveNo, holdStart);
+        await waitClusterReady(holdStart, wave.machines[0].name);
+        await passGate(waveNo, holdStart, wave.machines[0].name);
         checkStop(wave.machines[0].name);
+        // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
+        // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
+        machines = await kube.listMachines();
+        const fresh = planFor(machines).waves[0];
+        if (!fresh) continue;
+        if (fresh.machines.some((m) => attempted.has(m.name))) continue; // reported by the repeat check above
+        next = fresh;
       }
       await emit({ type: "WaveStarted", at: now(), wave: waveNo });
-      await upgradeWave(wave, machines, attempted);
+      await upgradeWave(next, machines, attempted);
       await emit({ type: "WaveDone", at: now(), wave: waveNo }, true);
     }
     await emit({ type: "RunFinished", at: now() }, true);
@@ -169,7 +177,9 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
   } catch (e) {
     const reason = e instanceof Stop ? e.message : errorText(e);
     await emit({ type: "RunFailed", at: now(), reason }, true);
-    throw new RolloutError(status.error, status);
+    // The thrown message is the whole reason (what failed, where, what to do); status.error is Omni's single-line,
+    // 256-byte form of it, which would cut off the advice.
+    throw new RolloutError(reason, status);
   } finally {
     try {
       await kube.sweepRunners();
@@ -184,7 +194,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     }
   }
 
-  async function waitClusterReady(holdStart: number): Promise<void> {
+  async function waitClusterReady(holdStart: number, nextNode: string): Promise<void> {
     let waiting = false;
     for (;;) {
       const notReady = (await kube.listMachines()).filter((m) => !m.ready).map((m) => m.name).sort();
@@ -196,11 +206,11 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       waiting = true;
       if (now() - holdStart >= opts.holdTimeoutMs) throw new Stop(msg.reasonNotReadyTimeout(opts.holdTimeoutMs, notReady));
       await clock.sleep(Math.min(readyPollMs, Math.max(0, holdStart + opts.holdTimeoutMs - now())), stop);
-      checkStop();
+      checkStop(nextNode);
     }
   }
 
-  async function passGate(waveNo: number, holdStart: number): Promise<void> {
+  async function passGate(waveNo: number, holdStart: number, nextNode: string): Promise<void> {
     if (opts.healthchecks.length === 0) return;
     for (let attempt = 1; ; attempt++) {
       await emit({ type: "GateStarted", at: now(), wave: waveNo, attempt, checks: checkIds });
@@ -211,7 +221,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
           return { id: check.id, intervalMs: check.intervalMs, outcome };
         }),
       );
-      checkStop();
+      checkStop(nextNode);
       const verdict = evaluateGate(results);
       if (verdict.open) {
         await emit({ type: "GatePassed", at: now(), wave: waveNo, attempt }, true);
@@ -226,7 +236,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       const retry = Math.min(verdict.retryInMs!, remaining);
       await emit({ type: "GateHeld", at: now(), wave: waveNo, attempt, retryInMs: retry }, true);
       await clock.sleep(retry, stop);
-      checkStop();
+      checkStop(nextNode);
     }
   }
 
@@ -245,7 +255,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       }),
     );
     if (failures.length) throw new Stop(failures[0]);
-    checkStop();
+    // A cancel is noticed at the top of the loop, naming the next node (or not at all when nothing is left).
   }
 
   async function upgradeOne(machine: Machine, target: string): Promise<void> {
@@ -265,6 +275,9 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       await emit({ type: "NodeFailed", at: now(), node: machine.name, reason }, true);
       throw new Error(reason);
     };
+    // What the node was doing when the node timeout hit (the adapter only sees its signal abort).
+    let lastStep: NodeUpgradeStep | undefined;
+    let lastStepAt = started;
     try {
       const result = await talos.upgradeNode(machine.address, {
         image: opts.installerImage(machine, target),
@@ -273,6 +286,8 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
         signal: nodeSignal,
         beforeReboot: () => kube.drain(machine.name, { timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, signal: nodeSignal }),
         onStep: (step, detail) => {
+          lastStep = step;
+          lastStepAt = now();
           void emit({ type: "NodeStep", at: now(), node: machine.name, step, ...(detail !== undefined ? { detail } : {}) });
         },
       });
@@ -280,16 +295,19 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
         await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
       }
       await kube.uncordon(machine.name);
+      lastStep = "back";
+      lastStepAt = now();
+      // Talos has confirmed the new boot and version; now the Kubernetes Node must be Ready on it. Right after a
+      // reboot the Node object can still carry its pre-reboot status (Ready, old osImage) until the kubelet reports
+      // again, so an old version on a Ready Node is waited out, and only reported if it persists until nodeTimeout.
       for (;;) {
         const live = (await kube.listMachines()).find((m) => m.name === machine.name);
-        if (live?.ready) {
-          if (live.talosVersion !== undefined && !sameVersion(live.talosVersion, target)) {
-            await fail(msg.reasonNodeWrongVersion(machine.name, live.talosVersion, target));
-          }
-          break;
-        }
+        const onTarget = live?.talosVersion === undefined || sameVersion(live.talosVersion, target);
+        if (live?.ready && onTarget) break;
         if (timedOut || now() - started >= opts.nodeTimeoutMs) {
-          await fail(msg.reasonNotReadyAfterUpgrade(machine.name, opts.nodeTimeoutMs));
+          await fail(live?.ready && !onTarget
+            ? msg.reasonNodeWrongVersion(machine.name, live.talosVersion, target)
+            : msg.reasonNotReadyAfterUpgrade(machine.name, opts.nodeTimeoutMs));
         }
         await clock.sleep(readyPollMs, nodeCtl.signal);
       }
@@ -299,7 +317,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       const detail = errorText(e);
       await fail(
         timedOut
-          ? msg.reasonNodeTimeout(machine.name, target, opts.nodeTimeoutMs, detail)
+          ? msg.reasonNodeTimeout(machine.name, target, opts.nodeTimeoutMs, msg.nodeTimeoutLastStep(lastStep, now() - lastStepAt))
           : msg.reasonNodeFailed(machine.name, detail),
       );
     } finally {

@@ -1,0 +1,146 @@
+// The bounded and refused runs on one simulated cluster (1 control plane, 2 workers), with the real adapters:
+// holdTimeout, the lease refusing a concurrent run, nodeTimeout, a revert (not gated, phase Reverting) and a node
+// that comes back on the old version. The tests run in order and each starts from the state the previous one left
+// (noted in each test); every failure must leave the nodes it did not reach untouched.
+import * as assert from "node:assert/strict";
+import type { KubeClient } from "../../../provider/kube";
+import { RolloutError, runRollout } from "../../../provider/rollout/run";
+import type { UpgradeStatus } from "../../../provider/rollout/status";
+import type { TalosApiImpl } from "../../../provider/talos";
+import type { SimCluster } from "../../../sim/cluster";
+import {
+  adapters, delay, FROM, recordBoots, runOptions, shellCheck, sim, TARGET, until, versions, waitNoRunners,
+} from "./helpers";
+
+const CLUSTER = "bounded";
+
+async function rejection(p: Promise<unknown>): Promise<RolloutError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof RolloutError, `expected a RolloutError, got ${(err as Error)?.stack ?? err}`);
+    return err;
+  }
+  assert.fail("the run should have failed");
+}
+
+describe("integration: rollout — bounded, refused and reverted runs on the sim (real adapters)", function () {
+  this.timeout(240000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  let boots: ReturnType<typeof recordBoots>;
+  const failing = () => shellCheck(CLUSTER, "ceph", "echo 'ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down' >&2; exit 1");
+
+  before(async () => {
+    s = await sim({ controlPlanes: 1, workers: 2 });
+    ({ kube, talos } = adapters(s));
+    boots = recordBoots(s);
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("holdTimeout: a check failing longer than holdTimeout ends the run (phase Failed, reason) and touches no node", async () => {
+    const started = Date.now();
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [failing()], holdTimeoutMs: 3000 })));
+    assert.ok(Date.now() - started < 30000);
+    assert.equal(err.status.phase, "Failed");
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 3s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
+    assert.ok(err.message.startsWith(err.status.error.replace(/\.\.\.$/, "")), "status.error is the single-line, truncated reason");
+    assert.deepEqual(boots.downs, []);
+    assert.ok(Object.values(versions(s)).every((v) => v === FROM));
+    const mirrored = (await kube.readStatus(CLUSTER)) as UpgradeStatus;
+    assert.equal(mirrored.phase, "Failed");
+    assert.equal(mirrored.error, err.status.error);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("lease: a second run of the same cluster is refused at once, naming the holder; the first is unaffected", async () => {
+    const abort = new AbortController();
+    let last: UpgradeStatus | undefined;
+    const first = runRollout(kube, talos, runOptions(CLUSTER, {
+      holder: "pipeline-a@ci-1", healthchecks: [failing()], signal: abort.signal, onStatus: (st) => (last = st),
+    }));
+    first.catch(() => undefined);
+    await until("the first run to hold", () => last?.gate === "held");
+    const t0 = Date.now();
+    await assert.rejects(
+      runRollout(kube, talos, runOptions(CLUSTER, { holder: "pipeline-b@ci-2", healthchecks: [] })),
+      (err: Error) => {
+        assert.ok(!(err instanceof RolloutError), "refused before the run starts, not a failed run");
+        assert.match(err.message, /pipeline-a@ci-1/);
+        return true;
+      },
+    );
+    assert.ok(Date.now() - t0 < 5000, "refused at once");
+    assert.equal(last!.phase, "Upgrading", "the holder's status is untouched");
+    // The refused run wrote nothing: the mirror still shows the holder's hold.
+    assert.match(((await kube.readStatus(CLUSTER)) as UpgradeStatus).step, /^waiting for healthchecks to pass: "cluster-bounded-ceph": ceph is not healthy/);
+    abort.abort();
+    const err = await rejection(first);
+    assert.match(err.message, /^upgrade cancelled before node cp-1 \(0\/3 machines on the target\)/);
+    assert.deepEqual(boots.downs, []);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("nodeTimeout: a node that does not come back ends the run with the reason; no further node is touched", async () => {
+    s.talos.node("cp-1").faults.neverComesBack = true;
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { nodeTimeoutMs: 4000 })));
+    assert.equal(err.status.phase, "Failed");
+    assert.match(err.message, /^node cp-1 was not back on v1\.13\.2 within nodeTimeout 4s: it went down to reboot and has not come back on the new version \(last step \d+s ago\); inspect the node/);
+    assert.match(err.message, /run `pulumi up` again to resume from the first node not on the target$/, "the whole reason, not the truncated status.error");
+    assert.equal(err.status.machines.find((m) => m.name === "cp-1")!.state, "failed");
+    assert.deepEqual(err.status.machines.filter((m) => m.name !== "cp-1").map((m) => m.state), ["pending", "pending"]);
+    await delay(1500);
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1"]);
+    assert.equal(versions(s)["w-1"], FROM);
+    assert.equal(versions(s)["w-2"], FROM);
+    // Leaves the cluster mixed for the next test: cp-1 boots the new version once recovered.
+    s.talos.node("cp-1").faults.neverComesBack = false;
+    assert.ok(s.talos.recover("cp-1"));
+    await s.settled();
+    await until("cp-1 to be Ready on the target", async () => (await kube.listMachines()).some((m) => m.name === "cp-1" && m.ready && m.talosVersion === TARGET));
+  });
+
+  it("revert: target = lastUpgradeVersion while nodes are mixed → phase Reverting, not gated even by a failing check", async () => {
+    assert.equal(versions(s)["cp-1"], TARGET, "starts from the mixed cluster the nodeTimeout test left");
+    const downsBefore = boots.downs.length;
+    const seen: UpgradeStatus[] = [];
+    const lines: string[] = [];
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, {
+      targetVersion: FROM, lastUpgradeVersion: FROM, healthchecks: [failing()],
+      onStatus: (st) => seen.push(st), onProgress: (l) => lines.push(l),
+    }));
+    assert.equal(done.phase, "Done");
+    assert.equal(done.lastUpgradeVersion, FROM);
+    assert.deepEqual(versions(s), { "cp-1": FROM, "w-1": FROM, "w-2": FROM });
+    assert.deepEqual(boots.downs.slice(downsBefore).map((d) => d.node), ["cp-1"], "only the mixed node is rolled back");
+    const reverting = seen.filter((st) => st.phase === "Reverting");
+    assert.ok(reverting.length > 0, "phase Reverting while rolling back");
+    assert.equal(reverting[0].currentUpgradeVersion, "");
+    assert.ok(reverting.some((st) => st.status === "reverting update 3/3"), `statuses: ${[...new Set(reverting.map((st) => st.status))].join(" | ")}`);
+    assert.ok(seen.every((st) => !st.step.startsWith("waiting for healthchecks")), "never held by the failing check");
+    assert.ok(lines.every((l) => !l.includes("gate before")), "no gate ran");
+    assert.ok(lines[0].includes("(not gated)"), lines[0]);
+    assert.deepEqual(done.healthchecks.map((h) => h.attempts), [], "the check never ran");
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("a node that comes back on the old version (A/B rollback) stops the run with the reason", async () => {
+    const downsBefore = boots.downs.length;
+    s.talos.node("cp-1").faults.rollback = true;
+    try {
+      const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { lastUpgradeVersion: FROM })));
+      assert.equal(err.status.phase, "Failed");
+      assert.match(err.message, /^upgrade of node cp-1 failed: .*v1\.12\.4.*v1\.13\.2/);
+      assert.equal(err.status.machines.find((m) => m.name === "cp-1")!.state, "failed");
+      await delay(1500);
+      assert.deepEqual(boots.downs.slice(downsBefore).map((d) => d.node), ["cp-1"], "no further node touched");
+      assert.deepEqual(versions(s), { "cp-1": FROM, "w-1": FROM, "w-2": FROM });
+    } finally {
+      s.talos.node("cp-1").faults.rollback = false;
+    }
+  });
+});
