@@ -1,0 +1,90 @@
+// A rollout killed mid-node (SIGKILL of its process while a node is down for its upgrade) and started again: the
+// dead run's lease refuses a new holder until it expires, then the new run reads the live cluster, waits for the
+// rebooting node, and finishes the rest — no node is upgraded twice (counted from the Talos sim's down events).
+import * as assert from "node:assert/strict";
+import { ChildProcess, spawn } from "node:child_process";
+import * as path from "node:path";
+import type { KubeClient } from "../../../provider/kube";
+import { runRollout } from "../../../provider/rollout/run";
+import type { UpgradeStatus } from "../../../provider/rollout/status";
+import type { TalosApiImpl } from "../../../provider/talos";
+import type { SimCluster } from "../../../sim/cluster";
+import { onSuiteEnd } from "../../support/fixtures";
+import type { ChildConfig } from "../../support/rollout-child";
+import { adapters, delay, recordBoots, runOptions, sim, TARGET, until, versions } from "./helpers";
+
+const CLUSTER = "resume";
+
+function startChild(cfg: ChildConfig): { child: ChildProcess; lines: string[] } {
+  const script = path.join(__dirname, "..", "..", "support", "rollout-child.js");
+  const child = spawn(process.execPath, ["--no-deprecation", script, JSON.stringify(cfg)], { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  let buf = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    const parts = buf.split("\n");
+    buf = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr!.on("data", () => undefined);
+  onSuiteEnd(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return { child, lines };
+}
+
+describe("integration: rollout — killed mid-node and started again (real adapters, child process)", function () {
+  this.timeout(240000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+
+  before(async () => {
+    s = await sim({ controlPlanes: 1, workers: 2 });
+    ({ kube, talos } = adapters(s));
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("resumes with the first node not on the target and upgrades no node twice", async () => {
+    const boots = recordBoots(s);
+    // w-1 stays down long enough for the second run to start while it is still rebooting.
+    s.talos.node("w-1").faults.slowBootMs = 6000;
+    const holder = "pipeline-a@ci-1:4242";
+    const { child, lines } = startChild({
+      kubeconfigPath: s.kubeconfigPath, talosconfigPath: s.talosconfigPath, cluster: CLUSTER, holder, targetVersion: TARGET,
+      leaseDurationSeconds: 3,
+    });
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    // Kill the process the moment w-1 goes down for its upgrade (cp-1 is done by then).
+    await until("w-1 to go down", () => boots.downs.some((d) => d.node === "w-1"), 90000);
+    child.kill("SIGKILL");
+    await exited;
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "w-1"]);
+    assert.ok(lines.some((l) => l.endsWith("node w-1: waiting") || l.endsWith("node w-1: rebooting")), lines.join("\n"));
+    assert.ok(!lines.some((l) => l.includes("RESULT")), "the run was killed, it did not finish");
+
+    // The dead run's status stays mirrored; its lease refuses another holder until it expires.
+    const mirrored = (await kube.readStatus(CLUSTER)) as UpgradeStatus;
+    assert.equal(mirrored.phase, "Upgrading");
+    assert.equal(mirrored.step, "current machine: w-1");
+    await assert.rejects(runRollout(kube, talos, runOptions(CLUSTER, { holder: "pipeline-b@ci-2" })), new RegExp(holder.replace(/[.@]/g, "\\$&")));
+    await delay(3500);
+
+    // Started again while w-1 is still down: waits for it, skips it (it boots the target), upgrades w-2 only.
+    assert.equal(s.talos.node("w-1").up, false, "w-1 is still rebooting when the second run starts");
+    const again: string[] = [];
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, { holder: "pipeline-b@ci-2", onProgress: (l) => again.push(l) }));
+    assert.equal(done.phase, "Done");
+    assert.equal(done.lastUpgradeVersion, TARGET);
+    assert.deepEqual(versions(s), { "cp-1": TARGET, "w-1": TARGET, "w-2": TARGET });
+    for (const n of ["cp-1", "w-1", "w-2"]) assert.equal(boots.downsOf(n), 1, `${n} went down ${boots.downsOf(n)} times`);
+    const started = again.map((l) => / node (\S+): upgrading /.exec(l)?.[1]).filter(Boolean);
+    assert.deepEqual(started, ["w-2"], again.join("\n"));
+    assert.ok(again.some((l) => l.includes("waiting for the cluster to be ready: not ready: w-1")), again.join("\n"));
+    const machines = await kube.listMachines();
+    assert.ok(machines.every((m) => m.ready && !m.cordoned), JSON.stringify(machines));
+  });
+});
