@@ -184,8 +184,10 @@ export class JobController {
       "controller-uid": job.metadata.uid,
     };
     const spec = { ...(tpl.spec ?? {}) };
-    const node = this.o.scheduler.pick(spec);
-    if (node) spec.nodeName = node;
+    if (!spec.nodeName) {
+      const node = this.o.scheduler.pick(spec);
+      if (node) spec.nodeName = node;
+    }
     const body = {
       apiVersion: "v1",
       kind: "Pod",
