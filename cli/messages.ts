@@ -1,0 +1,67 @@
+// Every user-visible message of `talos-gate plan` and `talos-gate status` (usage, errors). The plan lines themselves
+// come from provider/rollout (describePlan), the status fields from the mirrored status.
+
+export const PLAN_USAGE = `usage: talos-gate plan --version V [--kubeconfig K] [--talosconfig T] [--cluster NAME]
+                      [--worker-parallelism N] [--order node1,node2] [--healthcheck-ids id1,id2]
+                      [--last-upgrade-version V] [--json]
+Prints the ordered rollout plan (waves, nodes, from → to, gates) against the cluster in the kubeconfig, without
+changing anything. Machines are read from the Kubernetes Nodes; with a talosconfig each node's running version is
+read from Talos itself. The upgrade status mirrored by the last run (if any) tells whether the change is a revert.
+  --kubeconfig K           kubeconfig file (default: $KUBECONFIG)
+  --talosconfig T          talosconfig file (default: $TALOSCONFIG; without one, versions come from the Nodes)
+  --cluster NAME           cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
+  --version V              target Talos version, e.g. v1.13.2
+  --worker-parallelism N   workers per wave (default 1; control planes always one at a time)
+  --order a,b              nodes to upgrade first, in this order (within their role)
+  --healthcheck-ids a,b    healthcheck ids that gate every wave (shown in the plan)
+  --last-upgrade-version V the version the cluster last converged to (default: from the mirrored status)
+  --json                   print the plan as JSON`;
+
+export const STATUS_USAGE = `usage: talos-gate status [--kubeconfig K] [--cluster NAME] [--json]
+Prints the live upgrade status a rollout mirrors into the cluster (ConfigMap kube-system/talos-gate-status-<cluster>),
+shaped like \`omnictl get talosupgradestatus <cluster> -o yaml\`.
+  --kubeconfig K   kubeconfig file (default: $KUBECONFIG)
+  --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
+  --json           print JSON instead of YAML`;
+
+export const cliMsg = {
+  unknownOption: (cmd: string, opt: string) => `unknown option ${opt}; see 'talos-gate ${cmd} --help'`,
+  missingValue: (opt: string) => `option ${opt} needs a value`,
+  unexpectedArgument: (cmd: string, arg: string) => `unexpected argument ${JSON.stringify(arg)}; see 'talos-gate ${cmd} --help'`,
+  versionRequired: () => "--version is required: the Talos version to plan the upgrade to, e.g. --version v1.13.2",
+  notANumber: (opt: string, value: string) => `${opt} must be a whole number of machines, at least 1; got ${JSON.stringify(value)}`,
+
+  noKubeconfig: () =>
+    "no kubeconfig: pass --kubeconfig <file> or set KUBECONFIG to the kubeconfig of the workload cluster",
+  kubeconfigUnreadable: (file: string, detail: string) =>
+    `cannot read kubeconfig ${file}: ${detail}; pass the path of a readable kubeconfig file with --kubeconfig`,
+  talosconfigUnreadable: (file: string, detail: string) =>
+    `cannot read talosconfig ${file}: ${detail}; pass the path of a readable talosconfig file with --talosconfig, or leave it out to use the Nodes' versions`,
+
+  clusterRequired: (clusters: readonly string[]) =>
+    `the cluster has upgrade statuses of several TalosUpgrades (${clusters.join(", ")}); choose one with --cluster`,
+  noStatus: (cluster: string) => `no upgrade status for cluster ${cluster} yet: run \`pulumi up\` first`,
+  noStatusAtAll: () =>
+    "no upgrade status in this cluster yet (no ConfigMap kube-system/talos-gate-status-*): run `pulumi up` first",
+  statusUnreadable: (cluster: string, detail: string) =>
+    `the upgrade status of cluster ${cluster} is not readable (${detail}); the next rollout rewrites it`,
+  listStatusesFailed: (detail: string) =>
+    `cannot list the mirrored upgrade statuses (ConfigMaps in kube-system): ${detail}; pass --cluster, or check that the API server is reachable and the kubeconfig may read ConfigMaps in kube-system`,
+
+  talosVersionUnavailable: (nodes: readonly string[], detail: string) =>
+    `note: Talos did not answer for ${nodes.join(", ")} (${detail}); their versions come from the Kubernetes Nodes`,
+  talosNoAnswer: (ms: number) => `no answer within ${ms / 1000}s`,
+  talosVersionDiffers: (node: string, nodeVersion: string, talosVersion: string) =>
+    `note: node ${node} reports ${nodeVersion} to Kubernetes but Talos runs ${talosVersion}; planned from Talos`,
+  planUsingStatus: (cluster: string, last: string) =>
+    `(last converged version ${last}, from the upgrade status of cluster ${cluster})`,
+};
+
+/** A failure whose message is meant for the user as it is (cli/main.ts prints it without a stack). */
+export class CliError extends Error {
+  readonly userFacing = true;
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+    this.name = "CliError";
+  }
+}
