@@ -10,11 +10,17 @@ import { msg } from "./messages";
 import { needsStagedUpgrade, sameVersion, supportsLifecycleApi } from "./version";
 
 export interface UpgradeTuning {
-  /** Pause between probes while waiting for the node, default 1 s. */
+  /**
+   * Longest pause between probes while waiting for the node, default 1 s. The pauses start at 100 ms and double up
+   * to this, so a quick reboot is seen at once while a long one is still probed only once per interval.
+   */
   pollIntervalMs?: number;
   /** Deadline of each probe (Read boot id / Version), default 5 s. */
   probeTimeoutMs?: number;
 }
+
+/** First pause between probes while waiting for a node; doubled up to `pollIntervalMs`. */
+const FIRST_POLL_MS = 100;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -165,7 +171,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     onTimeout?: () => never,
   ): Promise<void> {
     let lastErr: TalosError | undefined;
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       checkAbort();
       const left = deadline - Date.now();
       if (left <= 0) {
@@ -181,7 +187,9 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         lastErr = e;
         onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""));
       }
-      await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())), signal);
+      // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).
+      const pause = Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));
+      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
     }
   }
 }
