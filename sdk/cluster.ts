@@ -70,16 +70,25 @@ export class Cluster extends pulumi.dynamic.Resource {
   /** Names and modes of the applied manifests. */
   public readonly manifests!: pulumi.Output<ManifestArgs[]>;
 
+  /** The cluster name as given (known during preview). */
+  public readonly clusterNameInput: pulumi.Output<string>;
+  /** Names of the machines given in `machines`, sorted; empty = every Node (known during preview). */
+  public readonly machineSelection: pulumi.Output<string[]>;
+
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(shim, name, {
       kind: "Cluster",
       clusterName: args.clusterName ?? name,
       kubeconfig: pulumi.secret(args.kubeconfig),
       talosconfig: pulumi.secret(args.talosconfig),
-      machines: args.machines,
+      // The user's selection; the `machines` output is what is observed on the cluster.
+      machineSpec: args.machines,
+      machines: undefined,
       manifests: args.manifests ?? [],
       kubernetesVersion: undefined,
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Cluster");
+    this.clusterNameInput = pulumi.output(args.clusterName ?? name);
+    this.machineSelection = pulumi.output(args.machines ?? []).apply((ms) => (ms ?? []).map((m) => m.name).sort());
   }
 }

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
+import { healthcheckId } from "../provider/template/validate";
 import { Cluster } from "./cluster";
 
 export interface HealthcheckArgs {
@@ -45,6 +46,11 @@ export class Healthcheck extends pulumi.dynamic.Resource {
   /** The composed runner Job, as submitted to the cluster. */
   public readonly composedJob!: pulumi.Output<Record<string, unknown>>;
   public readonly clusterName!: pulumi.Output<string>;
+  /**
+   * The id as derived from the inputs (known during preview, unlike `checkId`), so a TalosUpgrade's preview can name
+   * the checks that gate each wave before this healthcheck exists.
+   */
+  public readonly plannedId: pulumi.Output<string>;
 
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
@@ -66,5 +72,7 @@ export class Healthcheck extends pulumi.dynamic.Resource {
       composedJob: undefined,
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Healthcheck");
+    this.plannedId = pulumi.all([cluster ? cluster.clusterNameInput : args.cluster, args.name, args.idOverride])
+      .apply(([c, name, idOverride]) => healthcheckId({ name, idOverride }, String(c)));
   }
 }

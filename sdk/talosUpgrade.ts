@@ -76,11 +76,15 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       .apply(([id, job, interval, configHash]) => ({ id, job, interval, configHash })));
     super(shim, name, {
       kind: "TalosUpgrade",
+      // The lease holder: stable per stack and resource, so a resumed `pulumi up` of this stack takes over its own
+      // lease at once, while any other pipeline is refused until it expires (Pulumi's stack lock already keeps two
+      // runs of one stack apart).
+      owner: `${pulumi.getProject()}/${pulumi.getStack()}/${name}`,
       clusterName: args.cluster.clusterName,
       kubeconfig: args.cluster.kubeconfig,
       talosconfig: args.cluster.talosconfig,
-      // Only names: versions in the Cluster's observed machines change with every upgrade and are no input here.
-      machineNames: args.cluster.machines.apply((ms) => (ms ?? []).map((m) => m.name).sort()),
+      machineNames: args.cluster.machineSelection,
+      healthcheckIds: pulumi.all((args.healthchecks ?? []).map((h) => h.plannedId)),
       version: args.version,
       installerImage: args.installerImage,
       schematic: args.schematic,

@@ -7,7 +7,7 @@ import { checkKubeconfig, checkMachines, checkManifests, checkTalosconfig, parse
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 
-const INPUTS = ["clusterName", "kubeconfig", "talosconfig", "machines", "manifests"];
+const INPUTS = ["clusterName", "kubeconfig", "talosconfig", "machineSpec", "manifests"];
 const CLUSTER_TIMEOUT_MS = 30_000;
 
 function kubeApi(kubeconfig: string) {
@@ -49,7 +49,7 @@ async function observe(inputs: Props): Promise<Props> {
       kube.listMachines(),
       (require("../kube/version") as typeof import("../kube/version")).kubernetesVersion(inputs.kubeconfig),
     ]));
-    const machines = selectMachines(live, inputs.machines).map((m) => ({
+    const machines = selectMachines(live, inputs.machineSpec).map((m) => ({
       name: m.name, role: m.role, address: m.address, machineSet: m.machineSet, ready: m.ready, talosVersion: m.talosVersion ?? "",
     }));
     return { machines, kubernetesVersion: version };
@@ -84,7 +84,7 @@ export const clusterHandler: KindHandler = {
     }
     checkKubeconfig(news.kubeconfig, failures);
     checkTalosconfig(news.talosconfig, failures);
-    checkMachines(news.machines, failures);
+    checkMachines(news.machineSpec, failures);
     checkManifests(news.manifests, failures);
     return failures.length ? { failures } : { inputs: news };
   },

@@ -79,17 +79,17 @@ export function checkManifests(v: unknown, out: CheckFailure[]): void {
 export function checkMachines(v: unknown, out: CheckFailure[]): void {
   if (v === undefined || v === null || v === UNKNOWN) return;
   if (!Array.isArray(v)) {
-    out.push({ property: "machines", reason: "machines must be a list" });
+    out.push({ property: "machineSpec", reason: "machines must be a list" });
     return;
   }
   const seen = new Set<string>();
   v.forEach((m: any, i) => {
     if (m === UNKNOWN) return;
-    if (typeof m?.name !== "string" || m.name === "") out.push({ property: "machines", reason: msg.machineInvalid(i, "needs a name (the Kubernetes Node name)") });
-    else if (seen.has(m.name)) out.push({ property: "machines", reason: msg.machineInvalid(i, `repeats "${m.name}"`) });
+    if (typeof m?.name !== "string" || m.name === "") out.push({ property: "machineSpec", reason: msg.machineInvalid(i, "needs a name (the Kubernetes Node name)") });
+    else if (seen.has(m.name)) out.push({ property: "machineSpec", reason: msg.machineInvalid(i, `repeats "${m.name}"`) });
     else seen.add(m.name);
     if (m?.role !== undefined && m.role !== "controlplane" && m.role !== "worker") {
-      out.push({ property: "machines", reason: msg.machineInvalid(i, `role must be "controlplane" or "worker", got ${JSON.stringify(m.role)}`) });
+      out.push({ property: "machineSpec", reason: msg.machineInvalid(i, `role must be "controlplane" or "worker", got ${JSON.stringify(m.role)}`) });
     }
   });
 }

@@ -18,8 +18,8 @@ import { checkDuration } from "./inputs";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 
-const SPEC = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
-  "nodeTimeout", "machineNames"];
+const SPEC = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "healthcheckIds", "strategy",
+  "holdTimeout", "nodeTimeout", "machineNames"];
 const PREVIEW_TIMEOUT_MS = 5_000;
 const DEFAULT_HOLD = "60m";
 const DEFAULT_NODE = "15m";
@@ -79,7 +79,8 @@ function outputStatus(s: UpgradeStatus): Props {
 }
 
 async function previewPlan(news: Props): Promise<string[]> {
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthchecks, news.strategy, news.machineNames])) {
+  // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames])) {
     return [msg.planUnknownInputs];
   }
   const kube = scoped(kubeApi(news.kubeconfig), news.machineNames);
@@ -88,7 +89,7 @@ async function previewPlan(news: Props): Promise<string[]> {
       const [machines, mirrored] = await Promise.all([kube.listMachines(), kube.readStatus(news.clusterName)]);
       const plan = planRollout({
         machines, targetVersion: target(news).version, strategy: strategyOf(news),
-        healthchecks: healthchecksOf(news).map((h) => h.id),
+        healthchecks: news.healthcheckIds ?? [],
         lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
       });
       return describePlan(plan);
@@ -116,7 +117,7 @@ async function rollout(id: string, inputs: Props, previous?: Props): Promise<Pro
     const { image, version } = target(inputs);
     const status = await runRollout(scoped(kube, inputs.machineNames), talos, {
       cluster: inputs.clusterName,
-      holder: `pulumi:${process.env.PULUMI_PROJECT ?? "project"}/${process.env.PULUMI_STACK ?? "stack"}/${id}@${os.hostname()}:${process.pid}`,
+      holder: inputs.owner ? `pulumi:${inputs.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`,
       targetVersion: version,
       installerImage: () => image,
       healthchecks: healthchecksOf(inputs),

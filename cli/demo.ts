@@ -1,0 +1,103 @@
+// `npm run demo`: the main job on the embedded default. Starts a simulated cluster (3 control planes + 2 workers on
+// Talos v1.12.4), runs a real `pulumi up` of the quickstart (the repository's root Pulumi.yaml) with its gate closed,
+// opens the gate once the upgrade is seen holding, and prints the progress and a final table.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
+import { startSimCluster } from "../sim/cluster";
+import { packageRoot, toolsBin } from "../sim/tools";
+import { formatDuration } from "../provider/rollout/messages";
+
+const GATE = { name: "talos-gate-demo", namespace: "default" };
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((c, i) => (c ?? "").padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+}
+
+async function setGate(kubeconfig: string, open: boolean): Promise<void> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfig);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const body = { metadata: { ...GATE }, data: { open: String(open) } };
+  try {
+    await core.replaceNamespacedConfigMap({ ...GATE, body });
+  } catch {
+    await core.createNamespacedConfigMap({ namespace: GATE.namespace, body });
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const version = argv[argv.indexOf("--version") + 1] && argv.includes("--version") ? argv[argv.indexOf("--version") + 1] : "v1.13.2";
+  const t0 = Date.now();
+  const say = (line: string) => process.stdout.write(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}\n`);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-demo-"));
+  say("starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real kube-apiserver + etcd)");
+  const sim = await startSimCluster({ controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, dir: path.join(work, "sim") });
+  try {
+    say(`cluster up: kubeconfig ${sim.kubeconfigPath}, talosconfig ${sim.talosconfigPath}`);
+    await setGate(sim.kubeconfig, false);
+    say(`gate closed: configmap ${GATE.namespace}/${GATE.name} open=false (the healthcheck fails until it is true)`);
+
+    fs.mkdirSync(path.join(work, "state"));
+    const envVars = {
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+      PULUMI_HOME: path.join(work, "home"),
+      PULUMI_CONFIG_PASSPHRASE: "talos-gate-demo",
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      TALOS_GATE_SIM_DIR: sim.dir,
+      PATH: `${toolsBin}:${process.env.PATH ?? ""}`,
+    };
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "demo", workDir: packageRoot }, {
+      pulumiCommand: await PulumiCommand.get({ root: path.dirname(toolsBin) }),
+      envVars,
+    });
+    await stack.setConfig("version", { value: version });
+    await stack.setConfig("interval", { value: "5s" });
+
+    say("pulumi preview: the rollout plan a pull-request reviewer sees");
+    const preview = await stack.preview({ diff: true });
+    for (const line of preview.stdout.split("\n").filter((l) => /^\s*[~+-]?\s*"?\d+\. |plan/.test(l) && /→|plan/.test(l))) {
+      say(`  ${line.trim()}`);
+    }
+
+    say(`pulumi up: upgrading to ${version}, control planes first, each node gated by the healthcheck`);
+    let opened = false;
+    const up = await stack.up({
+      onOutput: (out) => {
+        for (const raw of out.split("\n")) {
+          const m = /\[talos-gate\/[^\]]+\] (.*)$/.exec(raw);
+          if (!m) continue;
+          say(m[1].trim());
+          if (!opened && /gate held/.test(m[1])) {
+            opened = true;
+            setTimeout(() => {
+              say(`opening the gate: configmap ${GATE.namespace}/${GATE.name} open=true`);
+              void setGate(sim.kubeconfig, true);
+            }, 4000);
+          }
+        }
+      },
+    });
+    const status = up.outputs.status?.value ?? {};
+    say(`pulumi up ${up.summary.result}: phase ${status.phase}, lastUpgradeVersion ${status.lastUpgradeVersion}`);
+    process.stdout.write("\n" + table([
+      ["NODE", "ROLE", "FROM", "TO", "DURATION"],
+      ...(status.machines ?? []).map((m: any) => [m.name, m.role, m.from, m.to, m.durationMs ? formatDuration(m.durationMs) : "-"]),
+    ]) + "\n\n" + table([
+      ["HEALTHCHECK", "ATTEMPTS", "STATE", "LAST REASON"],
+      ...(status.healthchecks ?? []).map((h: any) => [h.id, String(h.attempts), h.state, (h.lastReason || "-").replace(/\s+/g, " ")]),
+    ]) + "\n\n");
+    const again = await stack.preview();
+    say(`a second pulumi preview: ${JSON.stringify(again.changeSummary)} (nothing left to do)`);
+    await stack.workspace.removeStack("demo", { force: true }).catch(() => undefined);
+    return status.phase === "Done" ? 0 : 1;
+  } finally {
+    await sim.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+    say("simulated cluster stopped");
+  }
+}

@@ -1,0 +1,260 @@
+// The Pulumi layer end to end: the real pulumi CLI drives Cluster, Healthcheck and TalosUpgrade against the simulated
+// cluster (real kube-apiserver, Talos nodes on the real wire protocol, Jobs that really run).
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { Stack } from "@pulumi/pulumi/automation";
+import { createKubeApi } from "../../provider/kube";
+import { createTalosApi } from "../../provider/talos";
+import type { SimCluster } from "../../sim/cluster";
+import { Cluster, Healthcheck, TalosUpgrade } from "../../sdk";
+import { inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
+import { countBoots, gateJob, leftoverRunners, setGate, testSim } from "../support/sim";
+
+interface Knobs {
+  version: string;
+  holdTimeout?: string;
+  nodeTimeout?: string;
+  interval?: string;
+}
+
+function program(sim: SimCluster, knobs: Knobs) {
+  return async () => {
+    const cluster = new Cluster("sim", {
+      clusterName: "sim",
+      kubeconfig: pulumi.secret(sim.kubeconfig),
+      talosconfig: pulumi.secret(sim.talosconfig),
+    });
+    const gate = new Healthcheck("gate", { cluster, name: "gate", interval: knobs.interval ?? "5s", job: gateJob() });
+    const upgrade = new TalosUpgrade("talos", {
+      cluster, version: knobs.version, healthchecks: [gate],
+      holdTimeout: knobs.holdTimeout ?? "5m", nodeTimeout: knobs.nodeTimeout ?? "2m",
+    });
+    return { status: upgrade.status, plan: upgrade.plan, checkId: gate.checkId };
+  };
+}
+
+async function versions(sim: SimCluster): Promise<Record<string, string | undefined>> {
+  const kube = createKubeApi(sim.kubeconfig);
+  try {
+    return Object.fromEntries((await kube.listMachines()).map((m) => [m.name, m.talosVersion]));
+  } finally {
+    await kube.close();
+  }
+}
+
+describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", function () {
+  this.timeout(600000);
+  let sim: SimCluster;
+  let env: PulumiEnv;
+  let stack: Stack;
+  let knobs: Knobs;
+  let boots: Map<string, number>;
+
+  before(async () => {
+    sim = await testSim({ controlPlanes: 1, workers: 2, version: "v1.12.4" });
+    await setGate(sim, false);
+    env = await pulumiEnv();
+    knobs = { version: "v1.13.2" };
+    stack = await inlineStack(env, "upgrade", async () => program(sim, knobs)());
+    boots = countBoots(sim);
+  });
+
+  it("preview shows the rollout plan, control planes first, each wave gated", async () => {
+    const preview = await stack.preview({ diff: true });
+    const out = preview.stdout;
+    assert.match(out, /1\. cp-1 \(controlplane\) v1\.12\.4 → v1\.13\.2, gated by: cluster-sim-gate/);
+    assert.match(out, /2\. w-1 \(worker\) v1\.12\.4 → v1\.13\.2, gated by: cluster-sim-gate/);
+    assert.match(out, /3\. w-2 \(worker\) v1\.12\.4 → v1\.13\.2, gated by: cluster-sim-gate/);
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.12.4", "w-1": "v1.12.4", "w-2": "v1.12.4" }, "preview touches no node");
+  });
+
+  it("preview rejects bad input naming the resource and the field, and touches nothing", async () => {
+    const badCheck = await inlineStack(env, "bad-check", async () => {
+      const cluster = new Cluster("sim", { clusterName: "sim", kubeconfig: pulumi.secret(sim.kubeconfig), talosconfig: pulumi.secret(sim.talosconfig) });
+      new Healthcheck("gate", { cluster, name: "gate", interval: "1s", job: gateJob() });
+    });
+    await assert.rejects(badCheck.preview(), (err: Error) => {
+      assert.match(err.message, /Healthcheck resource 'gate': property interval value \{1s\} has a problem: healthcheck "gate": healthcheck interval must be at least 5s/);
+      return true;
+    });
+    const badUpgrade = await inlineStack(env, "bad-upgrade", async () => {
+      const cluster = new Cluster("sim", { clusterName: "sim", kubeconfig: pulumi.secret(sim.kubeconfig), talosconfig: pulumi.secret(sim.talosconfig) });
+      new TalosUpgrade("talos", { cluster, version: "v1.13", holdTimeout: "an hour" });
+    });
+    await assert.rejects(badUpgrade.preview(), (err: Error) => {
+      assert.match(err.message, /TalosUpgrade resource 'talos': property version value \{v1\.13\} has a problem: version must be a Talos version like "v1\.13\.2", got "v1\.13"/);
+      assert.match(err.message, /property holdTimeout value \{an hour\} has a problem: holdTimeout "an hour" is invalid/);
+      return true;
+    });
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.12.4", "w-1": "v1.12.4", "w-2": "v1.12.4" });
+  });
+
+  it("up holds at the closed gate with the check's stderr, then completes once it opens", async () => {
+    let held = "";
+    const lines: string[] = [];
+    const up = await stack.up({
+      onOutput: (o) => {
+        lines.push(o);
+        if (!held && /gate held: .*gate is closed/.test(o)) {
+          held = o;
+          void setGate(sim, true);
+        }
+      },
+    });
+    assert.ok(held, `the gate held first; output:\n${lines.join("")}`);
+    assert.match(held, /"cluster-sim-gate": gate is closed: configmap default\/talos-gate-demo has open=false/);
+    assert.equal(up.summary.result, "succeeded");
+    const status = up.outputs.status.value;
+    assert.equal(status.phase, "Done");
+    assert.equal(status.lastUpgradeVersion, "v1.13.2");
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.2", "w-1": "v1.13.2", "w-2": "v1.13.2" });
+    // Checks ran before every node: at least one attempt per wave plus the held attempts.
+    assert.ok(status.healthchecks[0].attempts >= 4, `attempts: ${status.healthchecks[0].attempts}`);
+    // Progress lines show live, then again under Diagnostics at the end: read the live part.
+    const order = lines.join("").split("Diagnostics:")[0].match(/node (cp-1|w-1|w-2): upgrading/g);
+    assert.deepEqual(order, ["node cp-1: upgrading", "node w-1: upgrading", "node w-2: upgrading"]);
+    assert.deepEqual(await leftoverRunners(sim), []);
+    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "each node rebooted exactly once");
+  });
+
+  it("a second up changes nothing", async () => {
+    const again = await stack.up({ diff: true });
+    assert.deepEqual(again.summary.resourceChanges, { same: 4 }, again.stdout);
+    const preview = await stack.preview({ diff: true });
+    assert.deepEqual(preview.changeSummary, { same: 4 });
+  });
+
+  it("state holds neither the kubeconfig nor the talosconfig in plaintext", async () => {
+    const kubeKey = /client-key-data: (\S+)/.exec(sim.kubeconfig)![1].slice(0, 40);
+    const talosKey = /key: (\S+)/.exec(sim.talosconfig)![1].slice(0, 40);
+    const leaks: string[] = [];
+    // The state file itself, as the backend stores it (an export could decrypt secrets for display).
+    const file = path.join(env.dir, "state", ".pulumi", "stacks", "upgrade", "test.json");
+    const raw = fs.readFileSync(file, "utf8");
+    for (const r of JSON.parse(raw).checkpoint.latest.resources) {
+      for (const section of ["inputs", "outputs"]) {
+        for (const [k, v] of Object.entries(r[section] ?? {})) {
+          const text = JSON.stringify(v);
+          if (text.includes(kubeKey) || text.includes(talosKey) || text.includes("BEGIN")) leaks.push(`${r.type} ${section}.${k}`);
+        }
+      }
+    }
+    assert.deepEqual(leaks, [], "no credential in plaintext");
+    assert.ok(raw.includes("ciphertext"), "secrets are stored encrypted");
+    assert.ok(!raw.includes(kubeKey) && !raw.includes(talosKey), "nowhere in the file");
+  });
+
+  it("refresh sees a node changed behind Pulumi's back, and the next up converges it again", async () => {
+    const w1 = sim.machines.find((m) => m.name === "w-1")!;
+    const talos = createTalosApi(sim.talosconfig);
+    try {
+      await talos.upgradeNode(w1.address, { image: "ghcr.io/siderolabs/installer:v1.12.4", targetVersion: "v1.12.4", nodeTimeoutMs: 60000 });
+    } finally {
+      talos.close();
+    }
+    await sim.settled();
+    await waitFor(async () => (await versions(sim))["w-1"] === "v1.12.4");
+    await stack.refresh();
+    const refreshed = JSON.parse(await stateText(stack)).resources.find((r: { type: string }) => r.type.endsWith("TalosUpgrade"));
+    assert.equal(refreshed.outputs.status.phase, "Upgrading");
+    assert.equal(refreshed.outputs.status.status, "updating machines 3/3");
+    const preview = await stack.preview();
+    assert.equal(preview.changeSummary.update, 1, "the drift is an update to apply");
+    const up = await stack.up();
+    assert.equal(up.outputs.status.value.phase, "Done");
+    assert.equal((await versions(sim))["w-1"], "v1.13.2");
+  });
+
+  it("a held-too-long gate ends the update with the reason and partial state; the next up resumes", async () => {
+    await setGate(sim, false);
+    knobs = { version: "v1.13.3", holdTimeout: "8s" };
+    await assert.rejects(stack.up(), (err: Error) => {
+      assert.match(err.message, /held|hold/i);
+      assert.match(err.message, /gate is closed/);
+      return true;
+    });
+    const deployment = JSON.parse(await stateText(stack));
+    const res = deployment.resources.find((r: { type: string }) => r.type.endsWith("TalosUpgrade"));
+    assert.equal(res.outputs.status.phase, "Failed");
+    assert.ok((res.initErrors ?? []).length > 0, "the failure is recorded on the resource");
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.2", "w-1": "v1.13.2", "w-2": "v1.13.2" }, "no node touched");
+    await setGate(sim, true);
+    knobs = { version: "v1.13.3", holdTimeout: "5m" };
+    const up = await stack.up();
+    assert.equal(up.outputs.status.value.phase, "Done");
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.3", "w-1": "v1.13.3", "w-2": "v1.13.3" });
+  });
+
+  it("a node that does not come back ends the update with the reason; the next up resumes without upgrading twice", async () => {
+    sim.talos.node("w-1").faults.neverComesBack = true;
+    boots.clear();
+    knobs = { version: "v1.13.4", nodeTimeout: "6s" };
+    await assert.rejects(stack.up(), (err: Error) => {
+      assert.match(err.message, /w-1/);
+      return true;
+    });
+    const failed = JSON.parse(await stateText(stack)).resources.find((r: { type: string }) => r.type.endsWith("TalosUpgrade"));
+    assert.equal(failed.outputs.status.phase, "Failed");
+    assert.equal((await versions(sim))["w-2"], "v1.13.3", "no node after the failed one was touched");
+    sim.talos.node("w-1").faults.neverComesBack = false;
+    sim.talos.recover("w-1");
+    await sim.settled();
+    knobs = { version: "v1.13.4", nodeTimeout: "2m" };
+    const up = await stack.up();
+    assert.equal(up.outputs.status.value.phase, "Done");
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.4", "w-1": "v1.13.4", "w-2": "v1.13.4" });
+    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+  });
+
+  it("an up whose provider process is killed mid-node is resumed by the next up", async () => {
+    boots.clear();
+    knobs = { version: "v1.13.5" };
+    let killed = false;
+    await assert.rejects(stack.up({
+      onOutput: (o) => {
+        if (!killed && /node w-1: (rebooting|waiting)/.test(o)) {
+          killed = killProvider(env.dir);
+        }
+      },
+    }));
+    assert.ok(killed, "the provider process was found and killed");
+    const up = await stack.up();
+    assert.equal(up.outputs.status.value.phase, "Done");
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.5", "w-1": "v1.13.5", "w-2": "v1.13.5" });
+    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+  });
+
+  it("destroy leaves no runner Job and downgrades nothing", async () => {
+    const destroy = await stack.destroy();
+    assert.equal(destroy.summary.result, "succeeded");
+    assert.deepEqual(await leftoverRunners(sim), []);
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.5", "w-1": "v1.13.5", "w-2": "v1.13.5" });
+  });
+});
+
+async function waitFor(cond: () => Promise<boolean>, timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** SIGKILLs the dynamic provider process serving programs under `dir` (found by its working directory). */
+function killProvider(dir: string): boolean {
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+      if (cmd.includes("dynamic-provider") && cwd.startsWith(path.resolve(dir))) {
+        process.kill(Number(pid), "SIGKILL");
+        return true;
+      }
+    } catch {
+      // process gone or not ours
+    }
+  }
+  return false;
+}

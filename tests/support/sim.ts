@@ -1,0 +1,76 @@
+// A simulated cluster per test file, plus small helpers tests use against it.
+import * as fs from "node:fs";
+import * as k8s from "@kubernetes/client-node";
+import { SimCluster, SimClusterOptions, startSimCluster } from "../../sim/cluster";
+import { onSuiteEnd } from "./fixtures";
+
+export async function testSim(opts: SimClusterOptions = {}): Promise<SimCluster> {
+  const sim = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 1, pullMs: 50, installMs: 50, ...opts });
+  onSuiteEnd(() => sim.stop());
+  return sim;
+}
+
+export function coreApi(sim: SimCluster): k8s.CoreV1Api {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(sim.kubeconfig);
+  return kc.makeApiClient(k8s.CoreV1Api);
+}
+
+/** The ConfigMap a demo gate reads: `open` = "true" lets the check pass. */
+export async function setGate(sim: SimCluster, open: boolean, name = "talos-gate-demo", namespace = "default"): Promise<void> {
+  const core = coreApi(sim);
+  const body = { metadata: { name, namespace }, data: { open: String(open) } };
+  try {
+    await core.replaceNamespacedConfigMap({ name, namespace, body });
+  } catch {
+    await core.createNamespacedConfigMap({ namespace, body });
+  }
+}
+
+/** A gate check: fails with a stderr message until the ConfigMap says open. */
+export function gateJob(name = "talos-gate-demo", namespace = "default"): string {
+  return `apiVersion: batch/v1
+kind: Job
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: check
+          image: bitnami/kubectl
+          command:
+            - sh
+            - -c
+            - |
+              open=$(kubectl -n ${namespace} get configmap ${name} -o jsonpath='{.data.open}')
+              if [ "$open" != "true" ]; then
+                echo "gate is closed: configmap ${namespace}/${name} has open=\${open:-<unset>}" >&2
+                exit 1
+              fi
+`;
+}
+
+/** Runner Jobs and pods left in the cluster (label of talos-gate runner Jobs and job-name prefix of their pods). */
+export async function leftoverRunners(sim: SimCluster): Promise<string[]> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(sim.kubeconfig);
+  const jobs = await kc.makeApiClient(k8s.BatchV1Api).listJobForAllNamespaces({ labelSelector: "app.kubernetes.io/name=talos-gate-healthcheck" });
+  const pods = await kc.makeApiClient(k8s.CoreV1Api).listPodForAllNamespaces({ labelSelector: "batch.kubernetes.io/job-name" });
+  return [
+    ...jobs.items.map((j) => `job ${j.metadata?.namespace}/${j.metadata?.name}`),
+    ...pods.items.filter((p) => p.metadata?.labels?.["batch.kubernetes.io/job-name"]?.startsWith("talos-gate-"))
+      .map((p) => `pod ${p.metadata?.namespace}/${p.metadata?.name}`),
+  ];
+}
+
+/** Counts the boots of each simulated Talos node from now on (an upgrade is one boot). */
+export function countBoots(sim: SimCluster): Map<string, number> {
+  const boots = new Map<string, number>();
+  sim.talos.on("up", (node) => boots.set(node.name, (boots.get(node.name) ?? 0) + 1));
+  return boots;
+}
+
+export function readText(path: string): string {
+  return fs.readFileSync(path, "utf8");
+}
