@@ -60,18 +60,25 @@ export async function run(argv: string[]): Promise<number> {
 
     say("pulumi preview: the rollout plan a pull-request reviewer sees");
     const preview = await stack.preview({ diff: true });
-    for (const line of preview.stdout.split("\n").filter((l) => /^\s*[~+-]?\s*"?\d+\. |plan/.test(l) && /→|plan/.test(l))) {
-      say(`  ${line.trim()}`);
-    }
+    // The plan is the TalosUpgrade's `plan` property in the diff (shown once as input, once as output).
+    const planLines = [...new Set([...preview.stdout.matchAll(/"((?:upgrade|revert)[^"]*waves?[^"]*|\d+\. [^"]+)"/g)].map((m) => m[1]))];
+    for (const line of planLines) say(`  ${line}`);
 
     say(`pulumi up: upgrading to ${version}, control planes first, each node gated by the healthcheck`);
     let opened = false;
+    let live = true;
+    // The status clears a check's reason once it passes (as Omni does); the demo keeps the last one it saw.
+    const lastFailure = new Map<string, string>();
     const up = await stack.up({
       onOutput: (out) => {
+        // After the run the CLI lists every line again under "Diagnostics"; they were shown live already.
+        if (/^Diagnostics:/m.test(out)) live = false;
+        if (!live) return;
         for (const raw of out.split("\n")) {
           const m = /\[talos-gate\/[^\]]+\] (.*)$/.exec(raw);
           if (!m) continue;
           say(m[1].trim());
+          for (const held of m[1].matchAll(/"([^"]+)": (.*?)(?=; "|\(attempt|$)/g)) lastFailure.set(held[1], held[2].trim());
           if (!opened && /gate held/.test(m[1])) {
             opened = true;
             setTimeout(() => {
@@ -88,8 +95,9 @@ export async function run(argv: string[]): Promise<number> {
       ["NODE", "ROLE", "FROM", "TO", "DURATION"],
       ...(status.machines ?? []).map((m: any) => [m.name, m.role, m.from, m.to, m.durationMs ? formatDuration(m.durationMs) : "-"]),
     ]) + "\n\n" + table([
-      ["HEALTHCHECK", "ATTEMPTS", "STATE", "LAST REASON"],
-      ...(status.healthchecks ?? []).map((h: any) => [h.id, String(h.attempts), h.state, (h.lastReason || "-").replace(/\s+/g, " ")]),
+      ["HEALTHCHECK", "ATTEMPTS", "STATE", "LAST FAILURE"],
+      ...(status.healthchecks ?? []).map((h: any) =>
+        [h.id, String(h.attempts), h.state, (h.lastReason || lastFailure.get(h.id) || "-").replace(/\s+/g, " ")]),
     ]) + "\n\n");
     const again = await stack.preview();
     say(`a second pulumi preview: ${JSON.stringify(again.changeSummary)} (nothing left to do)`);
