@@ -78,7 +78,7 @@ export async function run(argv: string[]): Promise<number> {
           const m = /\[talos-gate\/[^\]]+\] (.*)$/.exec(raw);
           if (!m) continue;
           say(m[1].trim());
-          for (const held of m[1].matchAll(/"([^"]+)": (.*?)(?=; "|\(attempt|$)/g)) lastFailure.set(held[1], held[2].trim());
+          if (/gate held/.test(m[1])) for (const held of m[1].matchAll(/"([^"]+)": (.*?)(?=; "|\(attempt|$)/g)) lastFailure.set(held[1], held[2].trim());
           if (!opened && /gate held/.test(m[1])) {
             opened = true;
             setTimeout(() => {
