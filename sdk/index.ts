@@ -6,3 +6,4 @@ export {
   UpgradeStrategyArgs,
 } from "./talosUpgrade";
 export { Smoke, SmokeArgs } from "./smoke";
+export { ClusterTemplate, ClusterTemplateArgs } from "./clusterTemplate";
