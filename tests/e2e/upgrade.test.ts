@@ -215,7 +215,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     await assert.rejects(stack.up({
       onOutput: (o) => {
         if (!killed && /node w-1: (rebooting|waiting)/.test(o)) {
-          killed = killProvider(env.dir);
+          killed = signalProvider(env.dir, "SIGKILL");
         }
       },
     }));
@@ -226,11 +226,41 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
   });
 
+  it("Ctrl-C during an up stops before the next node, saves the status, and the next up resumes", async () => {
+    boots.clear();
+    knobs = { version: "v1.13.6" };
+    // A terminal's Ctrl-C reaches the whole process group: the CLI (cancels the update) and the provider.
+    const abort = new AbortController();
+    let interrupted = false;
+    await assert.rejects(stack.up({
+      signal: abort.signal,
+      onOutput: (o) => {
+        if (!interrupted && /node cp-1: (rebooting|waiting)/.test(o)) {
+          interrupted = signalProvider(env.dir, "SIGINT");
+          abort.abort();
+        }
+      },
+    }), (err: Error) => {
+      assert.match(err.message, /stopping before the next node|cancel/i);
+      return true;
+    });
+    assert.ok(interrupted, "the provider process got SIGINT");
+    const res = JSON.parse(await stateText(stack)).resources.find((r: { type: string }) => r.type.endsWith("TalosUpgrade"));
+    assert.equal(res.outputs.status.phase, "Failed", "the cancelled run's status is saved");
+    const after = await versions(sim);
+    assert.equal(after["cp-1"], "v1.13.6", "the node in flight finished");
+    assert.deepEqual([after["w-1"], after["w-2"]], ["v1.13.5", "v1.13.5"], "no further node was touched");
+    const up = await stack.up();
+    assert.equal(up.outputs.status.value.phase, "Done");
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.6", "w-1": "v1.13.6", "w-2": "v1.13.6" });
+    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+  });
+
   it("destroy leaves no runner Job and downgrades nothing", async () => {
     const destroy = await stack.destroy();
     assert.equal(destroy.summary.result, "succeeded");
     assert.deepEqual(await leftoverRunners(sim), []);
-    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.5", "w-1": "v1.13.5", "w-2": "v1.13.5" });
+    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.6", "w-1": "v1.13.6", "w-2": "v1.13.6" });
   });
 });
 
@@ -242,14 +272,14 @@ async function waitFor(cond: () => Promise<boolean>, timeoutMs = 30000): Promise
   }
 }
 
-/** SIGKILLs the dynamic provider process serving programs under `dir` (found by its working directory). */
-function killProvider(dir: string): boolean {
+/** Signals the dynamic provider process serving programs under `dir` (found by its working directory). */
+function signalProvider(dir: string, signal: NodeJS.Signals): boolean {
   for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
       const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
       if (cmd.includes("dynamic-provider") && cwd.startsWith(path.resolve(dir))) {
-        process.kill(Number(pid), "SIGKILL");
+        process.kill(Number(pid), signal);
         return true;
       }
     } catch {
