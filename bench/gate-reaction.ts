@@ -93,8 +93,8 @@ export async function metrics(): Promise<Metric[]> {
   const r = await benchGateReaction();
   const omni = "Omni: the next requeue, up to one interval (30 s default) after the Job completes";
   return [
-    { name: "gate_reaction_p50", value: r.p50, unit: `ms (n=${r.n})`, compared_with: omni },
-    { name: "gate_reaction_p95", value: r.p95, unit: `ms (n=${r.n})`, compared_with: omni },
+    { name: "gate_reaction_ms_p50", value: r.p50, unit: `ms (n=${r.n})`, compared_with: omni },
+    { name: "gate_reaction_ms_p95", value: r.p95, unit: `ms (n=${r.n})`, compared_with: omni },
     { name: "kube_requests_per_check", value: r.requestsPerCheck ?? NaN, unit: "requests per passing check", compared_with: "Omni: GET + CREATE, then GET + DELETE Job + DELETE pods (≥ 5, one interval apart)" },
   ];
 }
