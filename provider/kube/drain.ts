@@ -8,6 +8,7 @@ import { apiMessage, backoffMs, isNotFound, isTransient, KubeError, sleep, statu
 import { MIRROR_POD_ANNOTATION } from "./labels";
 import { msg } from "./messages";
 import { setUnschedulable } from "./nodes";
+import { selectorMatches } from "./selector";
 
 const POLL_MS = 250;
 
@@ -19,31 +20,9 @@ export function isEvictable(pod: k8s.V1Pod): boolean {
   return true;
 }
 
-/** Does a PDB's label selector select these labels (matchLabels + matchExpressions)? */
+/** Does a PDB's label selector select these labels? */
 export function selects(selector: k8s.V1LabelSelector | undefined, labels: Record<string, string>): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = e.key in labels;
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case "In":
-        if (!has || !values.includes(labels[e.key])) return false;
-        break;
-      case "NotIn":
-        if (has && values.includes(labels[e.key])) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return selectorMatches(selector, labels);
 }
 
 interface Blocked {

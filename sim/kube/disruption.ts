@@ -4,43 +4,16 @@
 //
 // Differences from the real controller: expectedPods is the number of matching pods for every PDB form (the real
 // one reads the owning controller's scale for maxUnavailable and percentage minAvailable); no events.
+import { selectorMatches } from "../../provider/kube/selector";
 import { Reflector } from "./reflector";
+import { KeyedQueue } from "./workqueue";
 import { Rest, isNotFound, nowTime, retrying } from "./rest";
 import { Condition, Pdb, Pod, isPodReady, key, pdbPath } from "./types";
 
 /** How long an evicted pod may stay in disruptedPods before the controller stops expecting its deletion. */
 const DELETION_TIMEOUT_MS = 2 * 60 * 1000;
 
-interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-export function selectorMatches(sel: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
-  if (!sel) return false; // policy/v1: a null selector selects nothing
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of sel.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(l, e.key);
-    switch (e.operator) {
-      case "In":
-        if (!has || !(e.values ?? []).includes(l[e.key])) return false;
-        break;
-      case "NotIn":
-        if (has && (e.values ?? []).includes(l[e.key])) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
+export { selectorMatches };
 
 /** minAvailable / maxUnavailable (int or "N%") against the expected count; percentages round up, as upstream. */
 function scaled(v: number | string, total: number): number {
@@ -51,10 +24,8 @@ function scaled(v: number | string, total: number): number {
 }
 
 export class DisruptionController {
-  private readonly queued = new Set<string>();
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly queue = new KeyedQueue("disruption controller", (k) => this.sync(k), (m) => this.o.log(m));
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  private stopped = false;
   statusWrites = 0;
 
   constructor(private readonly o: { rest: Rest; pdbs: Reflector<Pdb>; pods: Reflector<Pod>; log: (m: string) => void }) {}
@@ -76,36 +47,18 @@ export class DisruptionController {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    const done = this.queue.stop();
     for (const t of this.timers.values()) clearTimeout(t);
-    await Promise.allSettled([...this.running.values()]);
+    await done;
   }
 
   private enqueue(k: string): void {
-    if (this.stopped) return;
-    if (this.running.has(k)) {
-      this.queued.add(k);
-      return;
-    }
-    const run = (async () => {
-      try {
-        await this.sync(k);
-      } catch (err) {
-        if (!this.stopped) {
-          this.o.log(`disruption controller: ${k}: ${(err as Error).message}`);
-          setTimeout(() => this.enqueue(k), 1000).unref();
-        }
-      } finally {
-        this.running.delete(k);
-        if (this.queued.delete(k)) this.enqueue(k);
-      }
-    })();
-    this.running.set(k, run);
+    this.queue.enqueue(k);
   }
 
   private async sync(k: string): Promise<void> {
     const [ns, name] = k.split("/");
-    if (!this.o.pdbs.get(ns, name) || this.stopped) return;
+    if (!this.o.pdbs.get(ns, name) || this.queue.isStopped) return;
     await retrying(`disruption controller: status of PodDisruptionBudget ${k}`, async () => {
       let pdb: Pdb;
       try {
@@ -169,7 +122,7 @@ export class DisruptionController {
       pdb.status = status;
       await this.o.rest.put(`${pdbPath(ns, name)}/status`, pdb);
       this.statusWrites++;
-    }, { isStopped: () => this.stopped });
+    }, { isStopped: () => this.queue.isStopped });
   }
 
   private recheck(k: string, at: number): void {

@@ -7,6 +7,7 @@
 // server copy with 409 retries. With no garbage collector in the API server, it also deletes the pods of a deleted
 // Job (what Background propagation would do).
 import { Reflector } from "./reflector";
+import { KeyedQueue } from "./workqueue";
 import { Rest, isNotFound, nowTime, retrying } from "./rest";
 import { NodeScheduler } from "./scheduler";
 import { Condition, Job, Pod, controllerOf, isPodReady, isTerminal, jobPath, key, podPath } from "./types";
@@ -50,9 +51,7 @@ export function jobFinished(job: Job): boolean {
 
 export class JobController {
   private readonly state = new Map<string, JobState>();
-  private readonly queued = new Set<string>();
-  private readonly running = new Map<string, Promise<void>>();
-  private stopped = false;
+  private readonly queue = new KeyedQueue("job controller", (k) => this.sync(k), (m) => this.o.log(m));
   podsCreated = 0;
   statusWrites = 0;
 
@@ -77,9 +76,9 @@ export class JobController {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    const done = this.queue.stop();
     for (const st of this.state.values()) if (st.timer) clearTimeout(st.timer);
-    await Promise.allSettled([...this.running.values()]);
+    await done;
   }
 
   stats() {
@@ -102,25 +101,7 @@ export class JobController {
   }
 
   private enqueue(k: string): void {
-    if (this.stopped) return;
-    if (this.running.has(k)) {
-      this.queued.add(k);
-      return;
-    }
-    const run = (async () => {
-      try {
-        await this.sync(k);
-      } catch (err) {
-        if (!this.stopped) {
-          this.o.log(`job controller: ${k}: ${(err as Error).message}`);
-          setTimeout(() => this.enqueue(k), 1000).unref();
-        }
-      } finally {
-        this.running.delete(k);
-        if (this.queued.delete(k)) this.enqueue(k);
-      }
-    })();
-    this.running.set(k, run);
+    this.queue.enqueue(k);
   }
 
   private podsOf(job: Job): Pod[] {
@@ -167,9 +148,9 @@ export class JobController {
     try {
       await retrying(`job controller: delete pod ${key(p)} (${why})`, () =>
         this.o.rest.delete(podPath(p.metadata.namespace!, p.metadata.name), { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: p.metadata.uid } }),
-      { isStopped: () => this.stopped });
+      { isStopped: () => this.queue.isStopped });
     } catch (err) {
-      if (!isNotFound(err) && !this.stopped && (err as { code?: number }).code !== 409) this.o.log((err as Error).message);
+      if (!isNotFound(err) && !this.queue.isStopped && (err as { code?: number }).code !== 409) this.o.log((err as Error).message);
     }
   }
 
@@ -202,7 +183,7 @@ export class JobController {
     };
     st.creating++;
     try {
-      const pod = await retrying(`job controller: create pod for Job ${key(job)}`, () => this.o.rest.post<Pod>(podPath(ns), body), { isStopped: () => this.stopped });
+      const pod = await retrying(`job controller: create pod for Job ${key(job)}`, () => this.o.rest.post<Pod>(podPath(ns), body), { isStopped: () => this.queue.isStopped });
       st.lastPods.set(pod.metadata.uid, pod);
       this.podsCreated++;
     } finally {
@@ -213,7 +194,7 @@ export class JobController {
   private async sync(k: string): Promise<void> {
     const [ns, name] = k.split("/");
     const job = this.o.jobs.get(ns, name);
-    if (!job || this.stopped) return;
+    if (!job || this.queue.isStopped) return;
     const st = this.stateOf(job);
     if (jobFinished(job)) {
       if (st.timer) clearTimeout(st.timer);
@@ -318,7 +299,7 @@ export class JobController {
       cur.status = status;
       await this.o.rest.put(`${jobPath(ns, job.metadata.name)}/status`, cur);
       this.statusWrites++;
-    }, { isStopped: () => this.stopped });
+    }, { isStopped: () => this.queue.isStopped });
   }
 }
 
