@@ -234,6 +234,11 @@ export function progressNodeFailed(node: string, reason: string): string {
   return `node ${node}: failed: ${truncateReason(singleLine(reason))}`;
 }
 
+/** "node w-1: uncordoned: an interrupted run left it cordoned, and it is back on v1.13.2". */
+export function progressFinishedInterrupted(node: string, version: string): string {
+  return `node ${node}: uncordoned: an interrupted run left it cordoned, and it is back on ${version}`;
+}
+
 export function progressRunFinished(total: number, target: string, durationMs: number | undefined): string {
   return `done: all ${plural(total, "machine")} on ${target}${durationMs !== undefined ? ` after ${formatDuration(durationMs)}` : ""}`;
 }

@@ -74,6 +74,12 @@ export class RolloutError extends Error {
   }
 }
 
+/** Shortest spacing of the status writes of notable transitions (the port throttles to ~500 ms anyway). */
+const FORCED_WRITE_SPACING_MS = 500;
+
+/** How long reading the Nodes is retried before the run fails. */
+const LIST_RETRY_MS = 30_000;
+
 /** Internal: ends the run with this reason. */
 class Stop extends Error {}
 
@@ -83,13 +89,27 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
   const writeEvery = opts.statusWriteIntervalMs ?? 5000;
   const checkIds = opts.healthchecks.map((c) => c.id);
   let status = opts.status ?? initialStatus(opts.cluster, { lastUpgradeVersion: opts.lastUpgradeVersion });
+  // Transitions worth showing at once (a node starts or is back, the gate holds or opens) are still written at most
+  // once per `forcedSpacing`, with a trailing write of the newest status: with 50 nodes in flight they come in
+  // bursts, and every write snapshots the whole status (1,000 machines → thousands of copies of ~300 KB otherwise).
+  const forcedSpacing = Math.min(FORCED_WRITE_SPACING_MS, writeEvery);
   let lastWrite = -Infinity;
   let dirty = false;
+  let trailing = false;
+  let finished = false;
   let mirrorWarned = false;
 
-  const mirror = async (force: boolean) => {
-    if (!force && clock.now() - lastWrite < writeEvery) {
+  const mirror = async (force: boolean, final = false) => {
+    const since = clock.now() - lastWrite;
+    if (!final && since < (force ? forcedSpacing : writeEvery)) {
       dirty = true;
+      if (force && !trailing) {
+        trailing = true;
+        void clock.sleep(forcedSpacing - since).then(() => {
+          trailing = false;
+          if (dirty && !finished) void mirror(true);
+        });
+      }
       return;
     }
     lastWrite = clock.now();
@@ -101,12 +121,12 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       mirrorWarned = true;
     }
   };
-  const emit = async (event: StatusEvent, forceWrite = false) => {
+  const emit = async (event: StatusEvent, forceWrite = false, final = false) => {
     status = reduce(status, event);
     const line = progressLine(event, status);
     if (line !== undefined) opts.onProgress?.(line);
     opts.onStatus?.(status);
-    await mirror(forceWrite);
+    await mirror(forceWrite, final);
   };
   const now = () => clock.now();
 
@@ -125,9 +145,32 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
   const checkStop = (beforeNode?: string) => {
     if (stop.aborted) throw new Stop(stopReason(beforeNode));
   };
+  // Reading the Nodes is retried for a while (an API server restart must not end a rollout); it is read-only.
+  const listWithRetry = async (): Promise<Machine[]> => {
+    const deadline = now() + LIST_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await kube.listMachines();
+      } catch (e) {
+        if (now() >= deadline || stop.aborted) throw e;
+        await clock.sleep(Math.min(5000, 250 * 2 ** attempt), stop);
+      }
+    }
+  };
+  // Single flight: the nodes of a parallel wave poll for Ready at the same time; they share one LIST in flight
+  // instead of each listing every Node of the cluster (50 concurrent LISTs of 1,000 Nodes otherwise).
+  let listing: Promise<Machine[]> | undefined;
+  const listMachines = (): Promise<Machine[]> =>
+    (listing ??= listWithRetry().finally(() => {
+      listing = undefined;
+    }));
+
+  // Read before this run's first write replaces it: which nodes a previous run left in flight.
+  const previous = opts.status ?? ((await kube.readStatus(opts.cluster).catch(() => undefined)) as UpgradeStatus | undefined);
 
   try {
-    let machines = await kube.listMachines();
+    let machines = await listMachines();
+    await finishInterrupted(machines, previous);
     const mode = detectMode(machines, opts.targetVersion, opts.lastUpgradeVersion);
     const forced = mode === "reverting" ? "reverting" : "upgrading";
     const planFor = (ms: Machine[]): Plan =>
@@ -144,7 +187,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     const attempted = new Set<string>();
     let waveNo = 0;
     for (;;) {
-      machines = await kube.listMachines();
+      machines = await listMachines();
       const plan = planFor(machines);
       const wave = plan.waves[0];
       if (!wave) break;
@@ -162,7 +205,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
         checkStop(wave.machines[0].name);
         // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
         // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
-        machines = await kube.listMachines();
+        machines = await listMachines();
         const fresh = planFor(machines).waves[0];
         if (!fresh) continue;
         if (fresh.machines.some((m) => attempted.has(m.name))) continue; // reported by the repeat check above
@@ -172,11 +215,11 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       await upgradeWave(next, machines, attempted);
       await emit({ type: "WaveDone", at: now(), wave: waveNo }, true);
     }
-    await emit({ type: "RunFinished", at: now() }, true);
+    await emit({ type: "RunFinished", at: now() }, true, true);
     return status;
   } catch (e) {
     const reason = e instanceof Stop ? e.message : errorText(e);
-    await emit({ type: "RunFailed", at: now(), reason }, true);
+    await emit({ type: "RunFailed", at: now(), reason }, true, true);
     // The thrown message is the whole reason (what failed, where, what to do); status.error is Omni's single-line,
     // 256-byte form of it, which would cut off the advice.
     throw new RolloutError(reason, status);
@@ -186,7 +229,8 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     } catch {
       // best effort, like Omni's sweep
     }
-    if (dirty) await mirror(true);
+    finished = true;
+    if (dirty) await mirror(true, true);
     try {
       await lease.release();
     } catch {
@@ -194,10 +238,26 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     }
   }
 
+  /**
+   * A previous run that was killed (or failed) while a node was in flight may have left that node cordoned by its
+   * drain although the node has since booted the version it was upgraded to; the next run would skip it as done and
+   * leave it unschedulable for good. Finish that upgrade like Omni's finalise step: uncordon it. Only nodes the
+   * mirrored status shows in flight are touched, so a node an administrator cordoned stays cordoned.
+   */
+  async function finishInterrupted(live: Machine[], prev: UpgradeStatus | undefined): Promise<void> {
+    const inFlight = (prev?.machines ?? []).filter((m) => m.state === "upgrading" || m.state === "failed");
+    for (const was of inFlight) {
+      const m = live.find((x) => x.name === was.name);
+      if (!m || !m.cordoned || !m.ready || !sameVersion(m.talosVersion, was.to)) continue;
+      await kube.uncordon(m.name);
+      opts.onProgress?.(msg.progressPrefix(opts.cluster) + msg.progressFinishedInterrupted(m.name, was.to));
+    }
+  }
+
   async function waitClusterReady(holdStart: number, nextNode: string): Promise<void> {
     let waiting = false;
     for (;;) {
-      const notReady = (await kube.listMachines()).filter((m) => !m.ready).map((m) => m.name).sort();
+      const notReady = (await listMachines()).filter((m) => !m.ready).map((m) => m.name).sort();
       if (notReady.length === 0) {
         if (waiting) await emit({ type: "ClusterReady", at: now() });
         return;
@@ -216,7 +276,11 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       await emit({ type: "GateStarted", at: now(), wave: waveNo, attempt, checks: checkIds });
       const results: CheckResult[] = await Promise.all(
         opts.healthchecks.map(async (check): Promise<CheckResult> => {
-          const outcome: CheckOutcome = await kube.runCheck(check, { signal: stop });
+          // An error running the check (API server unreachable, Job rejected) holds the gate like a failing check and
+          // shows in the step; it is retried at the interval and bounded by holdTimeout (Omni retries such errors too,
+          // and never opens the gate on one).
+          const outcome: CheckOutcome = await kube.runCheck(check, { signal: stop })
+            .catch((e): CheckOutcome => ({ state: "failed", reason: errorText(e) }));
           await emit({ type: "CheckFinished", at: now(), id: check.id, outcome });
           return { id: check.id, intervalMs: check.intervalMs, outcome };
         }),
@@ -301,7 +365,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       // reboot the Node object can still carry its pre-reboot status (Ready, old osImage) until the kubelet reports
       // again, so an old version on a Ready Node is waited out, and only reported if it persists until nodeTimeout.
       for (;;) {
-        const live = (await kube.listMachines()).find((m) => m.name === machine.name);
+        const live = (await listMachines()).find((m) => m.name === machine.name);
         const onTarget = live?.talosVersion === undefined || sameVersion(live.talosVersion, target);
         if (live?.ready && onTarget) break;
         if (timedOut || now() - started >= opts.nodeTimeoutMs) {

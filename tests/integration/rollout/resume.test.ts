@@ -87,4 +87,35 @@ describe("integration: rollout — killed mid-node and started again (real adapt
     const machines = await kube.listMachines();
     assert.ok(machines.every((m) => m.ready && !m.cordoned), JSON.stringify(machines));
   });
+
+  it("LifecycleService path (>= 1.13 on both sides): a node the killed run drained and cordoned is uncordoned by the next run", async () => {
+    // Starts from the previous test: every node on v1.13.2, so v1.13.2 → v1.13.3 takes the new path where talos-gate
+    // itself cordons and drains (Talos does not uncordon a node it did not cordon).
+    const next = "v1.13.3";
+    const boots = recordBoots(s);
+    s.talos.node("w-1").faults.slowBootMs = 6000;
+    const holder = "pipeline-a@ci-1:4343";
+    const { child, lines } = startChild({
+      kubeconfigPath: s.kubeconfigPath, talosconfigPath: s.talosconfigPath, cluster: CLUSTER, holder, targetVersion: next,
+      leaseDurationSeconds: 2,
+    });
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    await until("w-1 to go down", () => boots.downs.some((d) => d.node === "w-1"), 90000);
+    child.kill("SIGKILL");
+    await exited;
+    assert.ok(lines.some((l) => l.endsWith("node w-1: draining")), lines.join("\n"));
+    assert.equal(boots.downs.find((d) => d.node === "w-1")!.reason, "reboot", "the LifecycleService path reboots with MachineService.Reboot");
+    await until("w-1 to be back on the target, still cordoned", async () =>
+      (await kube.listMachines()).some((m) => m.name === "w-1" && m.ready && m.cordoned && m.talosVersion === next), 30000);
+
+    const again: string[] = [];
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: next, holder: "pipeline-b@ci-2", onProgress: (l) => again.push(l) }));
+    assert.equal(done.phase, "Done");
+    for (const n of ["cp-1", "w-1", "w-2"]) assert.equal(boots.downsOf(n), 1, `${n} went down ${boots.downsOf(n)} times`);
+    assert.ok(again.some((l) => l.endsWith("node w-1: uncordoned: an interrupted run left it cordoned, and it is back on v1.13.3")), again.join("\n"));
+    const machines = await kube.listMachines();
+    assert.deepEqual(machines.map((m) => [m.name, m.ready, m.cordoned, m.talosVersion]), [
+      ["cp-1", true, false, next], ["w-1", true, false, next], ["w-2", true, false, next],
+    ]);
+  });
 });
