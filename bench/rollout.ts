@@ -180,7 +180,7 @@ export async function metrics(sizes: number[] = SIZES.map((s) => s.nodes)): Prom
   if (big) {
     out.push({
       name: "rollout_peak_rss_mb_1000", value: round(big.peakRssMB), unit: "MB",
-      compared_with: "target < 300 MB (peak RSS of the rollout process alone, sim in another process)",
+      compared_with: "target < 300 MB (peak RSS of the rollout process alone: the rollout runs in a child, the sim in the bench process)",
     });
   }
   for (const r of results) {

@@ -72,7 +72,7 @@ export function coreApi(kubeconfigText: string): k8s.CoreV1Api {
   try {
     kc.loadFromString(kubeconfigText);
   } catch (err) {
-    throw new CliError(`kubeconfig: cannot be read (${(err as Error).message.split("\n")[0]}); pass a kubeconfig file`);
+    throw new CliError(cliMsg.kubeconfigInvalid((err as Error).message.split("\n")[0]));
   }
   return kc.makeApiClient(k.CoreV1Api);
 }
@@ -113,7 +113,7 @@ export async function readMirroredStatus(core: k8s.CoreV1Api, cluster: string): 
     cm = await core.readNamespacedConfigMap({ name: statusConfigMapName(cluster), namespace: SYSTEM_NAMESPACE });
   } catch (err) {
     if (isNotFound(err)) return undefined;
-    throw new CliError(`cannot read the upgrade status of cluster ${cluster} (ConfigMap ${SYSTEM_NAMESPACE}/${statusConfigMapName(cluster)}): ${apiMessage(err)}; check that the API server in the kubeconfig is reachable`);
+    throw new CliError(cliMsg.readStatusFailed(cluster, `${SYSTEM_NAMESPACE}/${statusConfigMapName(cluster)}`, apiMessage(err)));
   }
   const text = cm.data?.[STATUS_KEY];
   if (text === undefined) return undefined;

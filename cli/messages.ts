@@ -45,6 +45,9 @@ export const cliMsg = {
     "no upgrade status in this cluster yet (no ConfigMap kube-system/talos-gate-status-*): run `pulumi up` first",
   statusUnreadable: (cluster: string, detail: string) =>
     `the upgrade status of cluster ${cluster} is not readable (${detail}); the next rollout rewrites it`,
+  kubeconfigInvalid: (detail: string) => `kubeconfig: cannot be read (${detail}); pass a kubeconfig file`,
+  readStatusFailed: (cluster: string, where: string, detail: string) =>
+    `cannot read the upgrade status of cluster ${cluster} (ConfigMap ${where}): ${detail}; check that the API server in the kubeconfig is reachable`,
   listStatusesFailed: (detail: string) =>
     `cannot list the mirrored upgrade statuses (ConfigMaps in kube-system): ${detail}; pass --cluster, or check that the API server is reachable and the kubeconfig may read ConfigMaps in kube-system`,
 
