@@ -4,10 +4,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import * as YAML from "yaml";
 import type * as k8s from "@kubernetes/client-node";
 import { apiMessage, isNotFound } from "../provider/kube/errors";
-import { CLUSTER_LABEL, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "../provider/kube/labels";
+import { CLUSTER_LABEL, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "../provider/kube/labels";
+import { decodeStatus } from "../provider/kube/status";
 import { CliError, cliMsg } from "./messages";
 
 /**
@@ -82,7 +82,7 @@ export async function mirroredClusters(core: k8s.CoreV1Api): Promise<string[]> {
   try {
     const list = await core.listNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, labelSelector: CLUSTER_LABEL });
     return list.items
-      .filter((cm) => cm.metadata?.name?.startsWith(statusConfigMapName("")) && cm.data?.[STATUS_KEY] !== undefined)
+      .filter((cm) => cm.metadata?.name?.startsWith(statusConfigMapName("")) && (cm.data?.[STATUS_KEY] ?? cm.data?.[LEGACY_STATUS_KEY]) !== undefined)
       .map((cm) => cm.metadata!.labels![CLUSTER_LABEL]!)
       .sort();
   } catch (err) {
@@ -115,11 +115,10 @@ export async function readMirroredStatus(core: k8s.CoreV1Api, cluster: string): 
     if (isNotFound(err)) return undefined;
     throw new CliError(cliMsg.readStatusFailed(cluster, `${SYSTEM_NAMESPACE}/${statusConfigMapName(cluster)}`, apiMessage(err)));
   }
-  const text = cm.data?.[STATUS_KEY];
-  if (text === undefined) return undefined;
   let status: unknown;
   try {
-    status = YAML.parse(text);
+    status = decodeStatus(cm);
+    if (status === undefined) return undefined;
   } catch (err) {
     throw new CliError(cliMsg.statusUnreadable(cluster, (err as Error).message.split("\n")[0]));
   }

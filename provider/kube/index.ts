@@ -8,7 +8,7 @@ import { drain } from "./drain";
 import { EventRecorder } from "./events";
 import { acquireLease } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
-import { listMachines, setUnschedulable } from "./nodes";
+import { listMachines, readMachine, setUnschedulable } from "./nodes";
 import { runCheck } from "./runner";
 import { StatusMirror } from "./status";
 import { sweepRunners } from "./sweep";
@@ -53,6 +53,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   const events = new EventRecorder(c, log);
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
+    readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: () => sweepRunners(c, log),

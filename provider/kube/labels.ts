@@ -34,6 +34,8 @@ export const leaseName = (cluster: string): string => `talos-gate-${cluster}`;
 export const statusConfigMapName = (cluster: string): string => `talos-gate-status-${cluster}`;
 export const inventoryConfigMapName = (cluster: string): string => `talos-gate-manifests-${cluster}`;
 /** Key of the status document inside the status ConfigMap. */
-export const STATUS_KEY = "status.yaml";
+export const STATUS_KEY = "status.json";
+/** Key of the status written as YAML by talos-gate 0.1 development builds; still read. */
+export const LEGACY_STATUS_KEY = "status.yaml";
 /** Key of the inventory document inside the inventory ConfigMap. */
 export const INVENTORY_KEY = "inventory.json";

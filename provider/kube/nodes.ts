@@ -54,14 +54,36 @@ async function retryTransient<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Nodes per list request: chunked like kubectl (500), smaller, so a 1,000-node list never sits in memory whole. */
+const LIST_CHUNK = 200;
+
 export async function listMachines(c: KubeClients): Promise<Machine[]> {
-  let nodes: k8s.V1Node[];
+  for (let attempt = 0; ; attempt++) {
+    const machines: Machine[] = [];
+    let cont: string | undefined;
+    try {
+      do {
+        const page = await retryTransient(() => c.core.listNode({ limit: LIST_CHUNK, _continue: cont }));
+        for (const node of page.items) machines.push(machineOf(node));
+        cont = page.metadata?._continue || undefined;
+      } while (cont);
+      return machines.sort((a, b) => a.name.localeCompare(b.name));
+    } catch (err) {
+      // 410 Gone: the continue token expired (etcd compacted meanwhile); the list starts over once.
+      if (statusOf(err) === 410 && attempt === 0) continue;
+      throw new KubeError(msg.listNodesFailed(apiMessage(err), statusOf(err)), statusOf(err));
+    }
+  }
+}
+
+/** One machine by Node name; undefined if the Node does not exist. */
+export async function readMachine(c: KubeClients, name: string): Promise<Machine | undefined> {
   try {
-    nodes = (await retryTransient(() => c.core.listNode({}))).items;
+    return machineOf(await retryTransient(() => c.core.readNode({ name })));
   } catch (err) {
+    if (statusOf(err) === 404) return undefined;
     throw new KubeError(msg.listNodesFailed(apiMessage(err), statusOf(err)), statusOf(err));
   }
-  return nodes.map(machineOf).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Sets spec.unschedulable (JSON patch `add` works whether or not the field is present). */

@@ -56,6 +56,11 @@ export interface KubeApi {
   /** All machines of the cluster from the Kubernetes Nodes. */
   listMachines(): Promise<Machine[]>;
   /**
+   * One machine by Node name (undefined if there is no such Node). Waiting for one node reads just that Node, not all
+   * of them: at 1,000 nodes a full list per poll dominates the run's memory and API traffic.
+   */
+  readMachine?(name: string): Promise<Machine | undefined>;
+  /**
    * Run one healthcheck with Omni's Job lifecycle: ensure the Job, observe it by watch until Complete or Failed,
    * read the failure text, delete the Job and its pods. Resolves `running` if `signal` aborts first.
    */

@@ -365,7 +365,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
       // reboot the Node object can still carry its pre-reboot status (Ready, old osImage) until the kubelet reports
       // again, so an old version on a Ready Node is waited out, and only reported if it persists until nodeTimeout.
       for (;;) {
-        const live = (await listMachines()).find((m) => m.name === machine.name);
+        const live = kube.readMachine ? await kube.readMachine(machine.name) : (await listMachines()).find((m) => m.name === machine.name);
         const onTarget = live?.talosVersion === undefined || sameVersion(live.talosVersion, target);
         if (live?.ready && onTarget) break;
         if (timedOut || now() - started >= opts.nodeTimeoutMs) {

@@ -22,11 +22,21 @@ describe("integration: kube port — status mirror and events", function () {
     await h.kube.writeStatus(cluster, status);
     assert.deepEqual(await h.kube.readStatus(cluster), status);
     const cm = await h.core.readNamespacedConfigMap({ name: `talos-gate-status-${cluster}`, namespace: "kube-system" });
-    assert.match(cm.data?.["status.yaml"] ?? "", /^phase: Upgrading$/m);
+    assert.deepEqual(JSON.parse(cm.data?.["status.json"] ?? "null"), status, "stored as JSON under status.json");
     // Another process (e.g. `talos-gate status`) reads the same thing.
     const other = createKubeApi((await testControlPlane()).kubeconfig);
     assert.deepEqual(await other.readStatus(cluster), status);
     await other.close();
+  });
+
+  it("still reads a status written as YAML under status.yaml by earlier builds", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    await h.core.createNamespacedConfigMap({
+      namespace: "kube-system",
+      body: { metadata: { name: `talos-gate-status-${cluster}` }, data: { "status.yaml": "phase: Done\nlastUpgradeVersion: v1.13.2\n" } },
+    });
+    assert.deepEqual(await h.kube.readStatus(cluster), { phase: "Done", lastUpgradeVersion: "v1.13.2" });
   });
 
   it("throttles writes per cluster: a burst becomes few writes and the last one wins", async () => {
