@@ -4,7 +4,7 @@
 // mirrored status (so a change back to it is planned as an ungated revert). Changes nothing.
 import { describePlan, planRollout, PlanError, type RolloutStrategy } from "../provider/rollout/plan";
 import type { Machine } from "../provider/rollout/ports";
-import { isValidVersion, sameVersion } from "../provider/rollout/version";
+import { isValidVersion, sameVersion } from "../provider/version";
 import { withCliErrors, coreApi, parseOptions, readKubeconfig, readMirroredStatus, readTalosconfig, resolveCluster } from "./common";
 import { CliError, cliMsg, PLAN_USAGE } from "./messages";
 

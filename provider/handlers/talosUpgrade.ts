@@ -9,7 +9,7 @@ import { describePlan, planRollout, RolloutStrategy } from "../rollout/plan";
 import type { HealthcheckJob, KubeApi, Machine } from "../rollout/ports";
 import { RolloutError, runRollout } from "../rollout/run";
 import type { UpgradeStatus } from "../rollout/status";
-import { isValidVersion, normalizeVersion, sameVersion } from "../rollout/version";
+import { isValidVersion, normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
 import { installerImage, targetVersion } from "../talos/image";
 import { parseDuration } from "../template/duration";

@@ -108,9 +108,7 @@ export function jobConditionReason(reason: string | undefined, message: string |
 // ---------------------------------------------------------------------------------------------------------------
 // Errors of planning and of versions
 
-export function invalidVersion(what: string, text: string): string {
-  return `invalid ${what} ${JSON.stringify(text)}: expected a semantic version such as "v1.13.2" or "1.13.0-beta.1"`;
-}
+export { invalidVersion } from "../version";
 
 export function invalidParallelism(field: string, value: unknown): string {
   return `invalid strategy.${field} ${JSON.stringify(value)}: expected a whole number of machines, at least 1`;

@@ -12,7 +12,7 @@
 
 import type { Role } from "./ports";
 import * as msg from "./messages";
-import { isValidVersion, normalizeVersion, sameVersion } from "./version";
+import { isValidVersion, normalizeVersion, sameVersion } from "../version";
 
 export type RolloutMode = "upgrading" | "reverting" | "done";
 

@@ -8,7 +8,7 @@ import { detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } f
 import { evaluateGate, type CheckResult } from "./gate";
 import { initialStatus, progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
-import { sameVersion } from "./version";
+import { sameVersion } from "../version";
 
 export interface Clock {
   now(): number;

@@ -1,7 +1,7 @@
 // PURE: Talos installer image names and the Talos version an installer image installs (its tag).
 import { TalosError } from "./errors";
 import { msg } from "./messages";
-import { normalizeVersion, parseVersion, sameVersion } from "./version";
+import { sameVersion, tryNormalizeVersion } from "../version";
 
 export const GHCR_INSTALLER = "ghcr.io/siderolabs/installer";
 export const FACTORY_HOST = "factory.talos.dev";
@@ -20,8 +20,8 @@ export interface InstallerImageOptions {
 
 /** The installer image reference for a version and optional schematic. */
 export function installerImage(o: InstallerImageOptions): string {
-  const version = normalizeVersion(o.version);
-  if (!version || parseVersion(o.version) === undefined) throw new TalosError("TARGET_UNKNOWN", msg.badVersion(o.version));
+  const version = tryNormalizeVersion(o.version);
+  if (!version) throw new TalosError("TARGET_UNKNOWN", msg.badVersion(o.version));
   if (!o.schematic) return `${GHCR_INSTALLER}:${version}`;
   if (!/^[0-9a-f]{64}$/.test(o.schematic)) throw new TalosError("CONFIG", msg.badSchematic(o.schematic));
   const name = `${o.platform ? `${o.platform}-` : ""}installer${o.secureBoot ? "-secureboot" : ""}`;
@@ -53,7 +53,7 @@ export function parseImageRef(ref: string): ImageRef {
 export function versionFromImage(ref: string): string | undefined {
   const { tag } = parseImageRef(ref);
   if (!tag || tag === "latest") return undefined;
-  return normalizeVersion(tag);
+  return tryNormalizeVersion(tag);
 }
 
 /**
@@ -63,7 +63,7 @@ export function versionFromImage(ref: string): string | undefined {
 export function targetVersion(image: string, explicit?: string): string {
   const fromTag = versionFromImage(image);
   if (explicit !== undefined && explicit !== "") {
-    const target = normalizeVersion(explicit);
+    const target = tryNormalizeVersion(explicit);
     if (!target) throw new TalosError("TARGET_UNKNOWN", msg.badVersion(explicit));
     if (fromTag && !sameVersion(fromTag, target)) throw new TalosError("CONFIG", msg.imageVersionMismatch(image, fromTag, target));
     return target;

@@ -13,7 +13,7 @@ export { installerImage, parseImageRef, targetVersion, versionFromImage } from "
 export type { ImageRef, InstallerImageOptions } from "./image";
 export { normalizeTalosKey, parseEndpoint, parseTalosconfig } from "./talosconfig";
 export type { Endpoint, TalosConfig } from "./talosconfig";
-export { compareVersions, normalizeVersion, sameVersion, supportsLifecycleApi, needsStagedUpgrade } from "./version";
+export { supportsLifecycleApi, needsStagedUpgrade } from "./version";
 
 export interface TalosApiOptions extends TalosClientOptions, UpgradeTuning {
   /** Context to use instead of the talosconfig's `context`. */

@@ -7,7 +7,8 @@ import { EventStream, TalosClient, TalosEvent } from "./client";
 import { classify, TalosError } from "./errors";
 import { targetVersion } from "./image";
 import { msg } from "./messages";
-import { needsStagedUpgrade, sameVersion, supportsLifecycleApi } from "./version";
+import { sameVersion } from "../version";
+import { needsStagedUpgrade, supportsLifecycleApi } from "./version";
 
 export interface UpgradeTuning {
   /**

@@ -10,9 +10,9 @@ import {
   parseVersion,
   sameVersion,
   sortVersions,
-} from "../../../provider/rollout/version";
+} from "../../provider/version";
 
-describe("rollout/version", () => {
+describe("version", () => {
   it("parses versions with and without a leading v", () => {
     assert.deepEqual(parseVersion("v1.13.2"), { major: 1, minor: 13, patch: 2, prerelease: [], build: [] });
     assert.deepEqual(parseVersion("1.13.2"), { major: 1, minor: 13, patch: 2, prerelease: [], build: [] });

@@ -1,7 +1,11 @@
-// Talos version helpers: semantic versions with an optional leading "v" ("v1.13.2", "1.13.0-beta.1").
-// PURE: no I/O. Comparison follows Semantic Versioning 2.0.0 precedence (build metadata is ignored).
+// Talos versions: semantic versions with an optional leading "v" ("v1.13.2", "1.13.0-beta.1"), one implementation for
+// every layer (the rollout core plans with it, the Talos port picks upgrade paths with it). PURE: no I/O. Comparison
+// follows Semantic Versioning 2.0.0 precedence (build metadata is ignored).
 
-import { invalidVersion } from "./messages";
+/** The message of a text that is not a version. */
+export function invalidVersion(what: string, text: string): string {
+  return `invalid ${what} ${JSON.stringify(text)}: expected a semantic version such as "v1.13.2" or "1.13.0-beta.1"`;
+}
 
 export interface ParsedVersion {
   major: number;
@@ -96,6 +100,11 @@ export function atLeast(version: string, minimum: string): boolean {
 export function atLeastMinor(version: string, major: number, minor: number): boolean {
   const v = mustParseVersion(version);
   return v.major !== major ? v.major > major : v.minor >= minor;
+}
+
+/** Canonical form, or undefined when `text` is not a version (for tags read from images and nodes). */
+export function tryNormalizeVersion(text: string): string | undefined {
+  return isValidVersion(text) ? normalizeVersion(text) : undefined;
 }
 
 /** Sorts version strings ascending by precedence (stable for equal precedence). */
