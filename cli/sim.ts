@@ -13,6 +13,8 @@ defaults: ${SIM_DEFAULTS.controlPlanes} control planes, ${SIM_DEFAULTS.workers} 
   `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
 `;
 
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 function dirOnly(argv: string[]): string {
   return parseSimArgs(argv.filter((a, i) => a.startsWith("--dir") || argv[i - 1] === "--dir")).dir;
 }
@@ -49,7 +51,7 @@ async function up(argv: string[]): Promise<number> {
       child.unref();
       const secs = ((Date.now() - started) / 1000).toFixed(1);
       process.stdout.write([
-        `simulated cluster up in ${secs}s (pid ${state.pid}): ${opts.controlPlanes} control planes, ${opts.workers} workers, Talos ${opts.version}`,
+        `simulated cluster up in ${secs}s (pid ${state.pid}): ${count(opts.controlPlanes, "control plane")}, ${count(opts.workers, "worker")}, Talos ${opts.version}`,
         `  kubernetes:  ${state.kubernetesServer}`,
         `  talos api:   ${state.talosEndpoint}`,
         `  kubeconfig:  ${state.kubeconfig}`,
