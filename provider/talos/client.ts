@@ -1,5 +1,7 @@
 // Low-level Talos machine API client: one mTLS channel per endpoint, the `node` header on every call, and typed
 // wrappers for Version, Upgrade (legacy), Reboot, Events, Read, ImageService.Pull and LifecycleService.Upgrade.
+import * as net from "node:net";
+import * as tls from "node:tls";
 import * as grpc from "@grpc/grpc-js";
 import { classify, TalosError } from "./errors";
 import { msg } from "./messages";
@@ -85,6 +87,9 @@ interface Channel {
 /** grpc-js' detail when it could not connect at all, without saying why. */
 const NO_CONNECTION = /No connection established|Failed to connect/i;
 
+/** TLS server name sent to IP endpoints (apid does not use SNI; the certificate is checked against the IP). */
+const SNI_PLACEHOLDER = "talos-apid";
+
 export class TalosClient {
   private readonly channels: Channel[];
   private next = 0;
@@ -93,19 +98,27 @@ export class TalosClient {
 
   constructor(readonly config: TalosConfig, opts: TalosClientOptions = {}) {
     this.timeoutMs = opts.callTimeoutMs ?? 30000;
-    let creds: grpc.ChannelCredentials;
-    try {
-      creds = grpc.credentials.createSsl(config.ca, config.key, config.crt);
-    } catch (err) {
-      throw new TalosError("CONFIG", msg.configBadCredentials(config.context, String((err as Error).message)));
-    }
-    const options: grpc.ChannelOptions = {
-      ...DEFAULT_CHANNEL_OPTIONS,
-      ...(opts.serverName ? { "grpc.ssl_target_name_override": opts.serverName } : {}),
-      ...opts.channelOptions,
-    };
     this.serverName = opts.serverName;
-    this.channels = config.endpoints.map((endpoint) => ({ endpoint, client: new grpc.Client(endpoint.target, creds, options) }));
+    this.channels = config.endpoints.map((endpoint) => {
+      // An IP endpoint is verified against the certificate's IP SANs, as talosctl does; but a TLS server name (SNI)
+      // may not be an IP (Node warns, DEP0123), so the SNI is a placeholder and the identity check names the IP.
+      const ipEndpoint = !opts.serverName && net.isIP(endpoint.host) !== 0;
+      let creds: grpc.ChannelCredentials;
+      try {
+        creds = grpc.credentials.createSsl(config.ca, config.key, config.crt, ipEndpoint
+          ? { checkServerIdentity: (_sni: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(endpoint.host, cert) }
+          : undefined);
+      } catch (err) {
+        throw new TalosError("CONFIG", msg.configBadCredentials(config.context, String((err as Error).message)));
+      }
+      const serverName = opts.serverName ?? (ipEndpoint ? SNI_PLACEHOLDER : undefined);
+      const options: grpc.ChannelOptions = {
+        ...DEFAULT_CHANNEL_OPTIONS,
+        ...(serverName ? { "grpc.ssl_target_name_override": serverName } : {}),
+        ...opts.channelOptions,
+      };
+      return { endpoint, client: new grpc.Client(endpoint.target, creds, options) };
+    });
   }
 
   /** Round-robin over the endpoints, like the Go client. */

@@ -52,6 +52,21 @@ describe("talos: mTLS, roles and routing against the simulated endpoint", functi
     }
   });
 
+  it("an IP endpoint is verified against the certificate's IP addresses: one it does not list is refused", async () => {
+    // Listening on every loopback address; the certificate lists 127.0.0.1, ::1, localhost and 0.0.0.0, not 127.0.0.2.
+    const any = await TalosNodeSim.start({ nodes: [spec("cp-1", 2, "v1.12.3")], host: "0.0.0.0", timing: FAST });
+    try {
+      const ok = any.talosconfig().replace(`0.0.0.0:${any.port}`, `127.0.0.1:${any.port}`);
+      assert.equal(await api(ok).version("10.5.0.2"), "v1.12.3");
+      const wrong = any.talosconfig().replace(`0.0.0.0:${any.port}`, `127.0.0.2:${any.port}`);
+      const e = await rejectsWith(api(wrong).version("10.5.0.2"), "CERTIFICATE");
+      assert.equal(e.retryable, false);
+      assert.match(e.message, /127\.0\.0\.2/);
+    } finally {
+      await any.stop();
+    }
+  });
+
   it("an endpoint that is down is UNAVAILABLE (retryable), not a certificate error", async () => {
     const gone = await TalosNodeSim.start({ nodes: [spec("cp-1", 2, "v1.12.3")], timing: FAST });
     const cfg = gone.talosconfig();
