@@ -62,10 +62,10 @@ export async function measure(n: number): Promise<Metric[]> {
     await sim.stop();
     process.stderr.write(`kube-sim ${n} nodes: start ${startMs} ms, ${stats.pods} pods, ${stats.apiRequests} API requests, RSS ${round(rss0)} → ${round(rss1)} MiB, job ${jobMs} ms, kube-apiserver RSS ${round(apiRss)} MiB\n`);
     return [
-      { name: `kube-sim start, ${n} nodes`, value: startMs, unit: "ms", compared_with: `Nodes + ${stats.pods} pods Running (${stats.apiRequests} API requests)` },
-      { name: `kube-sim RSS, ${n} nodes`, value: round(rss1), unit: "MiB", compared_with: `whole bench process; ${round(rss1 - rss0)} MiB more than before start` },
-      { name: `kube-sim job latency, ${n} nodes`, value: jobMs, unit: "ms", compared_with: "create Job `true` → Complete observed by GET polling (20 ms)" },
-      { name: `kube-apiserver RSS, ${n} nodes`, value: round(apiRss), unit: "MiB", compared_with: "the real API server holding them" },
+      { name: `kube_sim_start_ms_${n}`, value: startMs, unit: "ms", compared_with: `Nodes + ${stats.pods} pods Running (${stats.apiRequests} API requests)` },
+      { name: `kube_sim_rss_mib_${n}`, value: round(rss1), unit: "MiB", compared_with: `whole bench process; ${round(rss1 - rss0)} MiB more than before start` },
+      { name: `kube_sim_job_ms_${n}`, value: jobMs, unit: "ms", compared_with: "create Job `true` → Complete observed by GET polling (20 ms)" },
+      { name: `kube_apiserver_rss_mib_${n}`, value: round(apiRss), unit: "MiB", compared_with: "the real API server holding them" },
     ];
   } finally {
     await cp.stop();
