@@ -36,7 +36,6 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
+  // Exit explicitly: open gRPC channels or watches must not keep a finished command alive.
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
 }
