@@ -1,6 +1,7 @@
 // The two ports the rollout engine talks through. The rollout core depends only on these interfaces;
 // provider/kube and provider/talos implement them on the real client libraries. There is no fake
 // implementation: tests drive the real adapters against the simulated cluster (sim/).
+import type { ComposedHealthcheckJob } from "../template/compose";
 
 /** Role of a machine, as Kubernetes labels it (`node-role.kubernetes.io/control-plane`). */
 export type Role = "controlplane" | "worker";
@@ -22,20 +23,8 @@ export interface Machine {
   machineSet: string;
 }
 
-/** A composed runner Job, ready to submit (built by provider/template/compose.ts). */
-export interface HealthcheckJob {
-  /** Healthcheck id: `idOverride` or `cluster-<cluster>-<name>`. */
-  id: string;
-  /** `talos-gate-<id>`. */
-  jobName: string;
-  namespace: string;
-  /** The complete batch/v1 Job object to create. */
-  job: Record<string, unknown>;
-  /** sha256 hex of the user's manifest text; also in the `talos-gate.dev/config-hash` annotation. */
-  configHash: string;
-  /** Retry interval of a failing check, in milliseconds (default 30 s). */
-  intervalMs: number;
-}
+/** A composed runner Job, ready to submit: what provider/template/compose.ts builds. */
+export type HealthcheckJob = ComposedHealthcheckJob;
 
 /** Result of one healthcheck evaluation. */
 export type CheckOutcome =

@@ -16,13 +16,18 @@ export const CONFIG_HASH_ANNOTATION = "talos-gate.dev/config-hash";
 export const DEFAULT_NAMESPACE = "default";
 export const TERMINATION_MESSAGE_POLICY = "FallbackToLogsOnError";
 
-/** Same shape as provider/rollout/ports.ts `HealthcheckJob` (kept structural so template imports nothing above it). */
+/** A composed runner Job, ready to submit (the rollout's port calls it `HealthcheckJob`). */
 export interface ComposedHealthcheckJob {
+  /** Healthcheck id: `idOverride` or `cluster-<cluster>-<name>`. */
   id: string;
+  /** `talos-gate-<id>`. */
   jobName: string;
   namespace: string;
+  /** The complete batch/v1 Job object to create. */
   job: Record<string, unknown>;
+  /** sha256 hex of the user's manifest text; also in the `talos-gate.dev/config-hash` annotation. */
   configHash: string;
+  /** Retry interval of a failing check, in milliseconds (default 30 s). */
   intervalMs: number;
 }
 
