@@ -315,6 +315,8 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
       return {
         ...withoutHold(s),
         phase: "Failed",
+        // Nothing is evaluated any more; step keeps what held it, as Omni keeps the last step.
+        gate: "idle",
         error: msg.truncateReason(msg.singleLine(e.reason)),
         finishedAt: iso(e.at),
       };

@@ -273,6 +273,7 @@ describe("rollout/status", () => {
     assert.equal(status.lastUpgradeVersion, OLD);
     assert.equal(status.currentUpgradeVersion, NEW);
     assert.equal(status.heldSince, undefined);
+    assert.equal(status.gate, "idle", "a failed run holds nothing any more");
     assert.equal(lines.at(-1), `[talos-gate/prod] failed: ${expectedError}`);
   });
 
