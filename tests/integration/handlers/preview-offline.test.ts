@@ -1,0 +1,52 @@
+// `check` and `diff` never need the cluster: a PR pipeline without access still validates everything and previews,
+// and the plan says it will be computed at apply time. Drives the handlers the serialized shim loads.
+import * as assert from "node:assert/strict";
+import { check, diff } from "../../../provider/handlers";
+import { freePort } from "../../../sim/ports";
+import { TalosNodeSim } from "../../../sim/talos";
+
+describe("handlers: preview without a reachable cluster", function () {
+  this.timeout(30000);
+
+  async function inputs() {
+    const port = await freePort(); // nothing listens there
+    const talos = await TalosNodeSim.start({ nodes: 1 });
+    const talosconfig = talos.talosconfig();
+    await talos.stop();
+    const kubeconfig = [
+      "apiVersion: v1", "kind: Config",
+      "clusters:", "- name: c", "  cluster:", `    server: https://127.0.0.1:${port}`, "    insecure-skip-tls-verify: true",
+      "users:", "- name: u", "  user:", "    token: not-a-real-token",
+      "contexts:", "- name: c", "  context:", "    cluster: c", "    user: u", "current-context: c", "",
+    ].join("\n");
+    return {
+      kind: "TalosUpgrade", clusterName: "prod", kubeconfig, talosconfig, version: "v1.13.2", holdTimeout: "60m",
+      nodeTimeout: "15m", healthchecks: [], healthcheckIds: ["cluster-prod-ceph"], machineNames: [], owner: "p/s/talos",
+    };
+  }
+
+  it("check validates and returns the inputs with a plan that says why it is not computed", async () => {
+    const news = await inputs();
+    const t0 = Date.now();
+    const r = await check({}, news);
+    assert.equal(r.failures, undefined);
+    assert.equal(r.inputs?.version, "v1.13.2");
+    assert.equal(r.inputs?.plan.length, 1);
+    assert.match(r.inputs?.plan[0], /^\(plan computed at apply time: .*(ECONNREFUSED|connect|did not answer).*\)$/);
+    assert.ok(Date.now() - t0 < 15000, "bounded");
+  });
+
+  it("check still reports every bad field without the cluster", async () => {
+    const news = { ...(await inputs()), version: "1.13", holdTimeout: "soon", strategy: { workerParallelism: 0 } };
+    const r = await check({}, news);
+    assert.deepEqual(r.failures?.map((f) => f.property).sort(), ["holdTimeout", "strategy", "version"]);
+  });
+
+  it("diff is offline: unchanged inputs of a converged upgrade are no change, a new version is", async () => {
+    const news = await inputs();
+    const olds = { ...news, plan: ["whatever was planned"], status: { phase: "Done" } };
+    assert.deepEqual(await diff("prod", olds, news), { changes: false, replaces: [] });
+    assert.equal((await diff("prod", olds, { ...news, version: "v1.13.3" })).changes, true);
+    assert.equal((await diff("prod", { ...olds, status: { phase: "Failed" } }, news)).changes, true, "a failed run resumes");
+  });
+});
