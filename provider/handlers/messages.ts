@@ -1,6 +1,5 @@
 // Every user-visible message of the Pulumi layer (check failures, errors, progress lines of the handlers).
 export const required = (field: string, what: string) => `${field} is required: ${what}`;
-export const notString = (field: string) => `${field} must be a string`;
 export const kubeconfigInvalid = (reason: string) =>
   `kubeconfig is not a usable kubeconfig (${reason}); pass the file's contents, e.g. fs.readFileSync(path, "utf8"), not its path`;
 export const talosconfigInvalid = (reason: string) => `talosconfig is not a usable talosconfig: ${reason}`;
@@ -25,8 +24,6 @@ export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
 export const planUnavailable = (reason: string) => `(plan computed at apply time: ${reason})`;
 export const planUnknownInputs = "(plan computed at apply time: inputs are not known yet)";
 
-export const clusterUnreachable = (cluster: string, reason: string) =>
-  `cannot reach the Kubernetes API of cluster "${cluster}": ${reason}. Check the kubeconfig and that the API server is up`;
 export const deleteUnreachable = (what: string, cluster: string, reason: string) =>
   `${what}: cluster "${cluster}" is unreachable (${reason}); nothing on it was changed and the resource is removed from the stack`;
 export const dryRunFailed = (jobName: string, reason: string) =>

@@ -61,6 +61,14 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     boots = countBoots(sim);
   });
 
+  /** The next `pulumi up` completes: phase Done, every node on `version`, each rebooted exactly once. */
+  async function resumesTo(version: string): Promise<void> {
+    const up = await stack.up();
+    assert.equal(up.outputs.status.value.phase, "Done");
+    assert.deepEqual(await versions(sim), { "cp-1": version, "w-1": version, "w-2": version });
+    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+  }
+
   it("preview shows the rollout plan, control planes first, each wave gated", async () => {
     const preview = await stack.preview({ diff: true });
     const out = preview.stdout;
@@ -202,10 +210,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     sim.talos.recover("w-1");
     await sim.settled();
     knobs = { version: "v1.13.4", nodeTimeout: "2m" };
-    const up = await stack.up();
-    assert.equal(up.outputs.status.value.phase, "Done");
-    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.4", "w-1": "v1.13.4", "w-2": "v1.13.4" });
-    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+    await resumesTo("v1.13.4");
   });
 
   it("an up whose provider process is killed mid-node is resumed by the next up", async () => {
@@ -220,10 +225,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
       },
     }));
     assert.ok(killed, "the provider process was found and killed");
-    const up = await stack.up();
-    assert.equal(up.outputs.status.value.phase, "Done");
-    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.5", "w-1": "v1.13.5", "w-2": "v1.13.5" });
-    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+    await resumesTo("v1.13.5");
   });
 
   it("Ctrl-C during an up stops before the next node, saves the status, and the next up resumes", async () => {
@@ -250,10 +252,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     const after = await versions(sim);
     assert.equal(after["cp-1"], "v1.13.6", "the node in flight finished");
     assert.deepEqual([after["w-1"], after["w-2"]], ["v1.13.5", "v1.13.5"], "no further node was touched");
-    const up = await stack.up();
-    assert.equal(up.outputs.status.value.phase, "Done");
-    assert.deepEqual(await versions(sim), { "cp-1": "v1.13.6", "w-1": "v1.13.6", "w-2": "v1.13.6" });
-    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+    await resumesTo("v1.13.6");
   });
 
   it("destroy leaves no runner Job and downgrades nothing", async () => {

@@ -1,5 +1,4 @@
 // A simulated cluster per test file, plus small helpers tests use against it.
-import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../sim/cluster";
 import { onSuiteEnd } from "./fixtures";
@@ -69,8 +68,4 @@ export function countBoots(sim: SimCluster): Map<string, number> {
   const boots = new Map<string, number>();
   sim.talos.on("up", (node) => boots.set(node.name, (boots.get(node.name) ?? 0) + 1));
   return boots;
-}
-
-export function readText(path: string): string {
-  return fs.readFileSync(path, "utf8");
 }
