@@ -33,6 +33,9 @@ interface JobState {
   timerAt?: number;
   creating: number;
   lastPods: Map<string, Pod>;
+  /** The interim condition once decided: the Job cache may still lag behind our own status write, and a stale
+   * copy without it must not make the next sync create a replacement pod (upstream guards this with expectations). */
+  decided?: Condition;
 }
 
 export const JOB_REASONS = {
@@ -220,8 +223,8 @@ export class JobController {
     const now = Date.now();
     const startTime: string = job.status?.startTime ?? nowTime(now);
     const conds: Condition[] = job.status?.conditions ?? [];
-    let success = condTrue(conds, "SuccessCriteriaMet");
-    let failure = condTrue(conds, "FailureTarget");
+    let success = condTrue(conds, "SuccessCriteriaMet") ?? (st.decided?.type === "SuccessCriteriaMet" ? st.decided : undefined);
+    let failure = condTrue(conds, "FailureTarget") ?? (st.decided?.type === "FailureTarget" ? st.decided : undefined);
     const t = nowTime(now);
     const mk = (type: string, r: { reason: string; message: string }): Condition => ({ type, status: "True", lastProbeTime: t, lastTransitionTime: t, reason: r.reason, message: r.message });
     if (!success && !failure) {
@@ -233,6 +236,7 @@ export class JobController {
       else if (deadline !== undefined && deadline !== null) this.schedule(st, k, Date.parse(startTime) + deadline * 1000);
     }
     if (success || failure) {
+      st.decided ??= success ?? failure;
       for (const p of active) await this.deletePod(p, success ? "Job succeeded" : `Job failed: ${failure!.reason}`);
     } else {
       const wanted = completions !== null ? Math.min(parallelism, completions - succeeded) : succeeded > 0 ? 0 : parallelism;
