@@ -86,7 +86,7 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
         return true;
       },
     );
-    assert.ok(Date.now() - t0 < 5000, "refused at once");
+    assert.ok(Date.now() - t0 < 20000, "refused, not left waiting for the holder");
     assert.equal(last!.phase, "Upgrading", "the holder's status is untouched");
     // The refused run wrote nothing: the mirror still shows the holder's hold (its check failing or re-running).
     const mirrored = (await kube.readStatus(CLUSTER)) as UpgradeStatus;

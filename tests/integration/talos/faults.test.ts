@@ -44,7 +44,7 @@ describe("talos: fault knobs of the simulated nodes", function () {
     n.faults.neverComesBack = true;
     const t0 = Date.now();
     const e = await rejectsWith(up(n.address, 800), "TIMEOUT");
-    assert.ok(Date.now() - t0 < 5000);
+    assert.ok(Date.now() - t0 < 20000, "ended by nodeTimeout, not left waiting");
     assert.equal(e.retryable, false);
     assert.match(e.message, /node 10\.5\.0\.12 did not come back on v1\.13\.2 within 800ms \(last seen: unreachable: .*connection refused/);
     assert.equal(n.up, false);
@@ -60,8 +60,8 @@ describe("talos: fault knobs of the simulated nodes", function () {
     h.sim.once("down", () => setTimeout(() => ac.abort(), 100));
     const t0 = Date.now();
     const e = await rejectsWith(
-      h.api.upgradeNode(n.address, { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 10000, signal: ac.signal }), "ABORTED");
-    assert.ok(Date.now() - t0 < 5000);
+      h.api.upgradeNode(n.address, { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 60000, signal: ac.signal }), "ABORTED");
+    assert.ok(Date.now() - t0 < 30000, "ended by the signal, not by nodeTimeout");
     assert.equal(e.retryable, true);
     assert.match(e.message, /node 10\.5\.0\.24: upgrade interrupted \(cancelled\); re-run to resume/);
     h.sim.recover(n.address);
