@@ -51,7 +51,7 @@ describe("integration: rollout — killed mid-node and started again (real adapt
   it("resumes with the first node not on the target and upgrades no node twice", async () => {
     const boots = recordBoots(s);
     // w-1 stays down long enough for the second run to start while it is still rebooting.
-    s.talos.node("w-1").faults.slowBootMs = 6000;
+    s.talos.node("w-1").faults.slowBootMs = 9000;
     const holder = "pipeline-a@ci-1:4242";
     const { child, lines } = startChild({
       kubeconfigPath: s.kubeconfigPath, talosconfigPath: s.talosconfigPath, cluster: CLUSTER, holder, targetVersion: TARGET,
