@@ -185,8 +185,12 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       } catch (err) {
         const e = classify(err, node, "probe");
         if (!e.retryable || e.code === "ABORTED") throw e;
-        lastErr = e;
-        onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""));
+        // A last probe cut short by our own deadline says nothing about the node: keep the error seen before it.
+        const cutShort = e.code === "DEADLINE_EXCEEDED" && left < probeMs && lastErr !== undefined;
+        if (!cutShort) {
+          lastErr = e;
+          onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""));
+        }
       }
       // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).
       const pause = Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));

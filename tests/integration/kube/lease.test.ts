@@ -38,17 +38,17 @@ describe("integration: kube port — rollout lease", function () {
     const h = await harness();
     const cluster = clusterName();
     const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
-    // A holder that stopped renewing (crashed) 1 s ago with a 2 s lease.
+    // A holder that stopped renewing (crashed) 1 s ago with a 4 s lease: 3 s in which a second holder is refused.
     const renewed = Date.now() - 1000;
     await coord.createNamespacedLease({
       namespace: "kube-system",
       body: {
         metadata: { name: `talos-gate-${cluster}` },
-        spec: { holderIdentity: "crashed", leaseDurationSeconds: 2, acquireTime: new k8s.V1MicroTime(renewed), renewTime: new k8s.V1MicroTime(renewed), leaseTransitions: 0 },
+        spec: { holderIdentity: "crashed", leaseDurationSeconds: 4, acquireTime: new k8s.V1MicroTime(renewed), renewTime: new k8s.V1MicroTime(renewed), leaseTransitions: 0 },
       },
     });
     await assert.rejects(h.kube.acquireLease({ cluster, holder: "next" }), /holder "crashed"/);
-    await delay(1300);
+    await delay(Math.max(0, renewed + 4000 + 300 - Date.now()));
     const lease = await h.kube.acquireLease({ cluster, holder: "next", durationSeconds: 5 });
     const now = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
     assert.equal(now.spec?.holderIdentity, "next");
