@@ -84,14 +84,16 @@ function cannot(ctx: Ctx, v: unknown, goType: string): never {
 
 const STRINGY = new Set(["!!str", "!!int", "!!float", "!!bool"]);
 
-function toGoString(v: unknown, ctx: Ctx, goType = "string"): string {
+/** The scalar's text as Go would decode it into a string; undefined after reporting a value that is not one. */
+function toGoString(v: unknown, ctx: Ctx, goType = "string"): string | undefined {
   if (v instanceof YScalar && STRINGY.has(v.tag)) return v.text;
-  return cannot(ctx, v, goType);
+  cannot(ctx, v, goType);
+  return undefined;
 }
 
 export const goString = z
   .any()
-  .transform((v, ctx): string | undefined => (v === undefined ? undefined : toGoString(v, ctx)))
+  .transform((v, ctx): string | undefined => (v === undefined ? undefined : toGoString(v, ctx) ?? z.NEVER))
   .optional();
 
 const YAML11_TRUE = new Set(["true", "True", "TRUE", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON"]);
@@ -231,6 +233,7 @@ export const manifestMode = z
   .transform((v, ctx): "one-time" | "full" | undefined => {
     if (v === undefined) return undefined;
     const s = toGoString(v, ctx);
+    if (s === undefined) return z.NEVER;
     if (s === "one-time" || s === "full") return s;
     return fail(ctx, msg.unknownMode(s));
   })
@@ -241,6 +244,7 @@ const strategyType = z
   .transform((v, ctx): "Rolling" | "Unset" | undefined => {
     if (v === undefined) return undefined;
     const s = toGoString(v, ctx);
+    if (s === undefined) return z.NEVER;
     if (s === "Rolling" || s === "Unset") return s;
     return fail(ctx, msg.invalidStrategyType(s));
   })
@@ -253,6 +257,7 @@ const machineCount = z
   .transform((v, ctx): MachineCount | undefined => {
     if (v === undefined) return undefined;
     const s = toGoString(v, ctx);
+    if (s === undefined) return z.NEVER;
     if (["unlimited", "infinity", "∞", "Unlimited"].includes(s)) return { unlimited: true };
     if (s === "Static") return { unlimited: false, count: 0 };
     if (!/^[0-9]+$/.test(s)) return fail(ctx, msg.invalidMachineCount(s, "invalid syntax"));

@@ -160,6 +160,21 @@ describe("template/rules: error details", () => {
     );
   });
 
+  it("a mapping or list where a Go string is decoded (mode, size, updateStrategy.type) is one construct error each", () => {
+    // Found by the mutation property test: `mode: {}` used to crash while building the "unknown mode" message.
+    const cp = "---\nkind: ControlPlane\nmachines:\n  - 11111111-2222-3333-4444-555555555555\n";
+    const cluster = (mode: string) => "kind: Cluster\nname: demo\nkubernetes:\n  version: v1.33.0\n  manifests:\n    - name: m\n" +
+      `      mode: ${mode}\n      inline:\n        apiVersion: v1\n        kind: ConfigMap\n        metadata: {name: x}\ntalos:\n  version: v1.10.0\n`;
+    assert.equal(errorMessage(parseTemplate(cluster("{}") + cp)), decode(7, "cannot construct !!map into string"));
+    assert.equal(errorMessage(parseTemplate(cluster("[full]") + cp)), decode(7, "cannot construct !!seq into string"));
+    const workers = "---\nkind: Workers\nmachineClass:\n  name: x\n  size: {}\nupdateStrategy:\n  type: [Rolling]\n";
+    assert.equal(
+      errorMessage(parseTemplate(cluster("full") + cp + workers)),
+      "error loading template: error decoding document at line 18:1: yaml: construct errors: line 4: cannot construct !!map into string; " +
+        "line 6: cannot construct !!seq into string",
+    );
+  });
+
   it("reports duplicate keys like go-yaml and does not decode that mapping further", () => {
     const text = "kind: Cluster\nname: demo\nkubernetes:\n  version: v1\n  version: v2\n  unknown: x\n";
     assert.equal(errorMessage(parseTemplate(text)), decode(5, 'mapping key "version" already defined at line 4'));
