@@ -19,7 +19,7 @@ export function statusDocument(m: MirroredStatus): { metadata: Record<string, un
   const created = meta.creationTimestamp ? new Date(meta.creationTimestamp as unknown as string).toISOString() : "";
   const phaseName = str(s.phase) || "Unknown";
   const spec: Record<string, unknown> = {
-    phase: PHASES[phaseName] ?? 0,
+    phase: Object.hasOwn(PHASES, phaseName) ? PHASES[phaseName] : 0,
     error: str(s.error),
     step: str(s.step),
     status: str(s.status),

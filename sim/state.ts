@@ -43,7 +43,7 @@ export function parseSimArgs(argv: string[]): SimOptions {
   const o: SimOptions = { ...SIM_DEFAULTS };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split("=", 2);
-    const key = FLAGS[flag];
+    const key = Object.hasOwn(FLAGS, flag) ? FLAGS[flag] : undefined;
     if (!key) throw new SimUsageError(`unknown option ${argv[i]}; options: ${Object.keys(FLAGS).join(", ")}`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new SimUsageError(`${flag} needs a value`);

@@ -7,7 +7,7 @@ type Props = Record<string, any>;
 
 function handlerFor(...bags: (Props | undefined)[]): KindHandler {
   const kind = bags.map((b) => b?.kind).find((k) => typeof k === "string") as string | undefined;
-  const h = kind ? kindHandlers[kind] : undefined;
+  const h = kind && Object.hasOwn(kindHandlers, kind) ? kindHandlers[kind] : undefined;
   if (!h) {
     throw new Error(`talos-gate: unknown resource kind ${JSON.stringify(kind)}; the installed talos-gate package ` +
       `is older than the one that wrote this state: upgrade the talos-gate package`);
@@ -15,22 +15,23 @@ function handlerFor(...bags: (Props | undefined)[]): KindHandler {
   return h;
 }
 
-export function check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+// async: an unknown kind rejects the returned promise like every other failure, instead of throwing synchronously.
+export async function check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
   return handlerFor(news, olds).check(olds, news);
 }
-export function diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+export async function diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   return handlerFor(news, olds).diff(id, olds, news);
 }
-export function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
   return handlerFor(inputs).create(inputs);
 }
-export function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
   return handlerFor(props).read(id, props);
 }
-export function update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+export async function update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
   return handlerFor(news, olds).update(id, olds, news);
 }
-export function delete_(id: string, props: Props): Promise<void> {
+export async function delete_(id: string, props: Props): Promise<void> {
   return handlerFor(props).delete(id, props);
 }
 export { delete_ as delete };

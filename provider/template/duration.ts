@@ -10,16 +10,17 @@ export class DurationError extends Error {
   }
 }
 
-const UNITS: Record<string, bigint> = {
-  ns: 1n,
-  us: 1_000n,
-  "µs": 1_000n, // U+00B5 micro sign
-  "μs": 1_000n, // U+03BC Greek mu
-  ms: 1_000_000n,
-  s: 1_000_000_000n,
-  m: 60_000_000_000n,
-  h: 3_600_000_000_000n,
-};
+// A Map, not an object literal: a unit like "__proto__" or "constructor" must be unknown, not an inherited property.
+const UNITS: ReadonlyMap<string, bigint> = new Map([
+  ["ns", 1n],
+  ["us", 1_000n],
+  ["µs", 1_000n], // U+00B5 micro sign
+  ["μs", 1_000n], // U+03BC Greek mu
+  ["ms", 1_000_000n],
+  ["s", 1_000_000_000n],
+  ["m", 60_000_000_000n],
+  ["h", 3_600_000_000_000n],
+]);
 
 const TWO63 = 1n << 63n;
 
@@ -87,7 +88,7 @@ export function parseDurationNs(orig: string): bigint {
     if (k === 0) throw new DurationError(msg.missingUnit(orig));
     const u = s.slice(0, k);
     s = s.slice(k);
-    const unit = UNITS[u];
+    const unit = UNITS.get(u);
     if (unit === undefined) throw new DurationError(msg.unknownUnit(u, orig));
     if (v > TWO63 / unit) throw new DurationError(msg.invalid(orig));
     v *= unit;

@@ -513,7 +513,7 @@ function loadDocument(doc: YDoc, lines: LineIndex): { loaded?: Loaded; error?: L
   if (!kindEntry) return { error: at(M.load.kindNotFound) };
   if (kindEntry.value.kind !== "scalar") return { error: at(M.load.unexpectedKindValueType(nodeKindNumber(kindEntry.value))) };
   const kind = kindEntry.value.text;
-  if (!(kind in KIND_SCHEMAS)) return { error: at(M.load.unknownKind(kind)) };
+  if (!Object.hasOwn(KIND_SCHEMAS, kind)) return { error: at(M.load.unknownKind(kind)) };
   const ctx = new DocContext(docLabel(doc, kind), root);
   const schema = KIND_SCHEMAS[kind as KnownKind];
   const res = (schema as z.ZodType).safeParse(project(root));

@@ -94,7 +94,7 @@ export async function containerEnv(rest: Rest, pod: Pod, container: any, base: R
       const ref = e.valueFrom.configMapKeyRef ?? e.valueFrom.secretKeyRef;
       const kind = e.valueFrom.configMapKeyRef ? "configmap" : "secret";
       const data = await readData(rest, ns, kind, ref.name, !!ref.optional);
-      if (data && ref.key in data) env[e.name] = data[ref.key];
+      if (data && Object.hasOwn(data, ref.key)) env[e.name] = data[ref.key];
       else if (data && !ref.optional) throw new ContainerConfigError(`couldn't find key ${ref.key} in ${kind === "configmap" ? "ConfigMap" : "Secret"} ${ns}/${ref.name}`);
     } else if (e.valueFrom) {
       // resourceFieldRef and file keys: not emulated; the variable is left unset.

@@ -50,3 +50,15 @@ describe("handlers: preview without a reachable cluster", function () {
     assert.equal((await diff("prod", { ...olds, status: { phase: "Failed" } }, news)).changes, true, "a failed run resumes");
   });
 });
+
+describe("handlers: dispatch on the resource kind", () => {
+  it("an unknown kind — even an Object property name — is a clear error naming the kind and what to do", async () => {
+    for (const kind of ["Nope", "constructor", "__proto__"]) {
+      await assert.rejects(check({}, { kind }), (err: Error) => {
+        assert.equal(err.message, `talos-gate: unknown resource kind ${JSON.stringify(kind)}; the installed talos-gate package ` +
+          "is older than the one that wrote this state: upgrade the talos-gate package");
+        return true;
+      });
+    }
+  });
+});

@@ -25,6 +25,9 @@ describe("template/duration: Go's time.ParseDuration and Duration.String()", () 
     ["5 minutes", 'time: unknown unit " minutes" in duration "5 minutes"'],
     ["9223372036854775808ns", 'time: invalid duration "9223372036854775808ns"'],
     ["3000000h", 'time: invalid duration "3000000h"'],
+    // Object property names are units like any other (found by the property test: "0__proto__" used to throw a TypeError).
+    ["0__proto__", 'time: unknown unit "__proto__" in duration "0__proto__"'],
+    ["1constructor", 'time: unknown unit "constructor" in duration "1constructor"'],
     ["1é", 'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"'],
   ];
   for (const [s, message] of invalid) {

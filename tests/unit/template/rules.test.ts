@@ -184,6 +184,10 @@ describe("template/rules: error details", () => {
     assert.equal(errorMessage(parseTemplate("- a\n")), "error loading template: error in document at line 1:1: unexpected node kind 2, expecting mapping");
     assert.equal(errorMessage(parseTemplate("name: x\n")), "error loading template: error in document at line 1:1: kind field not found");
     assert.equal(errorMessage(parseTemplate("kind: [a]\n")), "error loading template: error in document at line 1:1: unexpected value type for kind field 2");
+    // Object property names are kinds like any other: unknown (they used to crash the parser).
+    for (const kind of ["constructor", "__proto__", "toString"]) {
+      assert.equal(errorMessage(parseTemplate(`kind: ${kind}\n`)), `error loading template: error in document at line 1:1: unknown model kind "${kind}"`);
+    }
     assert.equal(
       errorMessage(parseTemplate("kind: Cluster\nname: demo\n---\n")),
       "error loading template: error in document at line 3:1: unexpected node kind 8, expecting mapping",
