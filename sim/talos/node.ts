@@ -28,6 +28,9 @@ export interface NodeFaults {
   pullFailure?: boolean | string;
   /** The node's apid presents a certificate from another CA (the endpoint cannot verify it). */
   certMismatch?: boolean;
+  /** Calls to the node are accepted and never answered (a hung apid or a half-open route): only the caller's
+   * deadline ends them. Takes effect whether the node is up or down. */
+  unresponsive?: boolean;
 }
 
 export interface SimTiming {

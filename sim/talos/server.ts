@@ -34,8 +34,11 @@ function roles(call: Call): string[] {
   return o === undefined ? [] : Array.isArray(o) ? o : [o];
 }
 
-/** Resolves the target node of a call, or the error the endpoint returns. */
-function route(dir: NodeDirectory, call: Call, allowed: Role[]): SimNode | Partial<grpc.StatusObject> {
+/** A call the endpoint never answers (fault `unresponsive`). */
+const HANG = Symbol("hang");
+
+/** Resolves the target node of a call, the error the endpoint returns, or HANG. */
+function route(dir: NodeDirectory, call: Call, allowed: Role[]): SimNode | Partial<grpc.StatusObject> | typeof HANG {
   // several values may arrive as separate entries or joined with ", " (grpc-js joins repeated headers)
   const node = call.metadata.get("node").flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
   if (node.length > 1) return err(grpc.status.INVALID_ARGUMENT, "node metadata must be single-valued");
@@ -50,6 +53,7 @@ function route(dir: NodeDirectory, call: Call, allowed: Role[]): SimNode | Parti
     const dial = net.isIP(target ?? "") ? `dial tcp ${target}:50000: connect: no route to host` : `dial tcp: lookup ${target}: no such host`;
     return err(grpc.status.UNAVAILABLE, `connection error: desc = "transport: Error while dialing: ${dial}"`);
   }
+  if (n.faults.unresponsive) return HANG;
   if (n.faults.certMismatch) {
     return err(grpc.status.UNAVAILABLE,
       'connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"');
@@ -66,6 +70,7 @@ const toStatus = (e: unknown): Partial<grpc.StatusObject> =>
 function unary(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
   return (call, callback) => {
     const n = route(dir, call, allowed);
+    if (n === HANG) return;
     if (!(n instanceof SimNode)) return callback(n);
     Promise.resolve()
       .then(() => fn(n, call.request))
@@ -76,6 +81,7 @@ function unary(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any) =
 function stream(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any, send: (m: object) => void) => Promise<void>): grpc.handleServerStreamingCall<any, any> {
   return (call) => {
     const n = route(dir, call, allowed);
+    if (n === HANG) return;
     if (!(n instanceof SimNode)) return void call.emit("error", n);
     let open = true;
     call.on("cancelled", () => (open = false));
@@ -89,6 +95,7 @@ function stream(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any, 
 function events(dir: NodeDirectory): grpc.handleServerStreamingCall<any, any> {
   return (call) => {
     const n = route(dir, call, READER);
+    if (n === HANG) return;
     if (!(n instanceof SimNode)) return void call.emit("error", n);
     const req = call.request;
     if ([req.tail_events !== 0, !!req.tail_id, req.tail_seconds !== 0].filter(Boolean).length > 1) {

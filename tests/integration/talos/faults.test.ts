@@ -2,6 +2,7 @@
 // names the node (or, for slow boots, a slower success).
 import * as assert from "node:assert/strict";
 import { status } from "@grpc/grpc-js";
+import { createTalosApi } from "../../../provider/talos";
 import { Harness, image, rejectsWith, spec, startHarness } from "./helpers";
 
 const TARGET = "v1.13.2";
@@ -12,7 +13,7 @@ describe("talos: fault knobs of the simulated nodes", function () {
   // even addresses: legacy (v1.12.3); odd: >= 1.13 (v1.13.1)
   before(async () => {
     h = await startHarness({
-      nodes: Array.from({ length: 16 }, (_, i) => spec(`n-${i}`, 10 + i, i % 2 === 0 ? "v1.12.3" : "v1.13.1")),
+      nodes: Array.from({ length: 18 }, (_, i) => spec(`n-${i}`, 10 + i, i % 2 === 0 ? "v1.12.3" : "v1.13.1")),
     });
   });
   after(async () => h?.stop());
@@ -66,6 +67,33 @@ describe("talos: fault knobs of the simulated nodes", function () {
     assert.match(e.message, /node 10\.5\.0\.24: upgrade interrupted \(cancelled\); re-run to resume/);
     h.sim.recover(n.address);
     assert.equal((await up(n.address)).path, "none", "a re-run finds the node on the target");
+  });
+
+  /** Upgrades `addr` with its own client (probe timeout `probeTimeoutMs`); the node stops answering `hangAfterMs` after it went down. */
+  async function hangsWhileDown(addr: string, o: { probeTimeoutMs: number; nodeTimeoutMs: number; hangAfterMs: number }) {
+    const api = createTalosApi(h.sim.talosconfig(), { pollIntervalMs: 25, probeTimeoutMs: o.probeTimeoutMs });
+    const n = h.sim.node(addr);
+    n.faults.neverComesBack = true;
+    h.sim.once("down", () => setTimeout(() => (n.faults.unresponsive = true), o.hangAfterMs));
+    try {
+      return await rejectsWith(api.upgradeNode(addr, { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: o.nodeTimeoutMs }), "TIMEOUT");
+    } finally {
+      api.close();
+      n.faults = {};
+      h.sim.recover(addr);
+    }
+  }
+
+  it("a last probe cut short by nodeTimeout does not hide what was seen before it (connection refused)", async () => {
+    // Refused while down, then a probe that would wait 10 s — longer than what is left of nodeTimeout.
+    const e = await hangsWhileDown("10.5.0.26", { probeTimeoutMs: 10000, nodeTimeoutMs: 3000, hangAfterMs: 1000 });
+    assert.match(e.message, /node 10\.5\.0\.26 did not come back on v1\.13\.2 within 3s \(last seen: unreachable: .*connection refused/);
+    assert.doesNotMatch(e.message, /no answer in time/);
+  });
+
+  it("a node that takes connections but never answers: 'no answer in time' once whole probes time out", async () => {
+    const e = await hangsWhileDown("10.5.0.27", { probeTimeoutMs: 300, nodeTimeoutMs: 3000, hangAfterMs: 300 });
+    assert.match(e.message, /node 10\.5\.0\.27 did not come back on v1\.13\.2 within 3s \(last seen: unreachable: .*no answer in time; the node may be overloaded or rebooting/);
   });
 
   it("A/B rollback (legacy): the node comes back on the old version → ROLLED_BACK", async () => {
