@@ -228,27 +228,23 @@ export const inlineContent = z
   })
   .optional();
 
-export const manifestMode = z
-  .any()
-  .transform((v, ctx): "one-time" | "full" | undefined => {
-    if (v === undefined) return undefined;
-    const s = toGoString(v, ctx);
-    if (s === undefined) return z.NEVER;
-    if (s === "one-time" || s === "full") return s;
-    return fail(ctx, msg.unknownMode(s));
-  })
-  .optional();
+/** A Go string field that takes one of `allowed`; any other string is reported with `invalid(value)`. */
+function goEnum<T extends string>(allowed: readonly T[], invalid: (value: string) => string) {
+  return z
+    .any()
+    .transform((v, ctx): T | undefined => {
+      if (v === undefined) return undefined;
+      const s = toGoString(v, ctx);
+      if (s === undefined) return z.NEVER;
+      if ((allowed as readonly string[]).includes(s)) return s as T;
+      return fail(ctx, invalid(s));
+    })
+    .optional();
+}
 
-const strategyType = z
-  .any()
-  .transform((v, ctx): "Rolling" | "Unset" | undefined => {
-    if (v === undefined) return undefined;
-    const s = toGoString(v, ctx);
-    if (s === undefined) return z.NEVER;
-    if (s === "Rolling" || s === "Unset") return s;
-    return fail(ctx, msg.invalidStrategyType(s));
-  })
-  .optional();
+export const manifestMode = goEnum(["one-time", "full"], msg.unknownMode);
+
+const strategyType = goEnum(["Rolling", "Unset"], msg.invalidStrategyType);
 
 export type MachineCount = { unlimited: true } | { unlimited: false; count: number };
 

@@ -173,6 +173,11 @@ describe("template/rules: error details", () => {
       "error loading template: error decoding document at line 18:1: yaml: construct errors: line 4: cannot construct !!map into string; " +
         "line 6: cannot construct !!seq into string",
     );
+    // and a string that is not one of the values keeps its own message (text unquoted, as Omni)
+    assert.equal(
+      errorMessage(parseTemplate(cluster("full") + cp + workers.replace("size: {}", "size: 1").replace("[Rolling]", "Sometimes"))),
+      "error loading template: error decoding document at line 18:1: yaml: construct errors: line 6: invalid update strategy type Sometimes",
+    );
   });
 
   it("reports duplicate keys like go-yaml and does not decode that mapping further", () => {
