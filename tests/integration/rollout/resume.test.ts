@@ -48,20 +48,25 @@ describe("integration: rollout — killed mid-node and started again (real adapt
     await s?.stop();
   });
 
+  /** Runs the rollout in a child process and SIGKILLs it the moment `node` goes down; returns its progress lines. */
+  async function killedWhenDown(
+    node: string, boots: ReturnType<typeof recordBoots>, cfg: Pick<ChildConfig, "holder" | "targetVersion" | "leaseDurationSeconds">,
+  ): Promise<string[]> {
+    const { child, lines } = startChild({ kubeconfigPath: s.kubeconfigPath, talosconfigPath: s.talosconfigPath, cluster: CLUSTER, ...cfg });
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    await until(`${node} to go down`, () => boots.downs.some((d) => d.node === node), 90000);
+    child.kill("SIGKILL");
+    await exited;
+    return lines;
+  }
+
   it("resumes with the first node not on the target and upgrades no node twice", async () => {
     const boots = recordBoots(s);
     // w-1 stays down long enough for the second run to start while it is still rebooting.
     s.talos.node("w-1").faults.slowBootMs = 9000;
     const holder = "pipeline-a@ci-1:4242";
-    const { child, lines } = startChild({
-      kubeconfigPath: s.kubeconfigPath, talosconfigPath: s.talosconfigPath, cluster: CLUSTER, holder, targetVersion: TARGET,
-      leaseDurationSeconds: 3,
-    });
-    const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    // Kill the process the moment w-1 goes down for its upgrade (cp-1 is done by then).
-    await until("w-1 to go down", () => boots.downs.some((d) => d.node === "w-1"), 90000);
-    child.kill("SIGKILL");
-    await exited;
+    // Killed the moment w-1 goes down for its upgrade (cp-1 is done by then).
+    const lines = await killedWhenDown("w-1", boots, { holder, targetVersion: TARGET, leaseDurationSeconds: 3 });
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "w-1"]);
     assert.ok(lines.some((l) => l.endsWith("node w-1: waiting") || l.endsWith("node w-1: rebooting")), lines.join("\n"));
     assert.ok(!lines.some((l) => l.includes("RESULT")), "the run was killed, it did not finish");
@@ -95,14 +100,7 @@ describe("integration: rollout — killed mid-node and started again (real adapt
     const boots = recordBoots(s);
     s.talos.node("w-1").faults.slowBootMs = 6000;
     const holder = "pipeline-a@ci-1:4343";
-    const { child, lines } = startChild({
-      kubeconfigPath: s.kubeconfigPath, talosconfigPath: s.talosconfigPath, cluster: CLUSTER, holder, targetVersion: next,
-      leaseDurationSeconds: 2,
-    });
-    const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    await until("w-1 to go down", () => boots.downs.some((d) => d.node === "w-1"), 90000);
-    child.kill("SIGKILL");
-    await exited;
+    const lines = await killedWhenDown("w-1", boots, { holder, targetVersion: next, leaseDurationSeconds: 2 });
     assert.ok(lines.some((l) => l.endsWith("node w-1: draining")), lines.join("\n"));
     assert.equal(boots.downs.find((d) => d.node === "w-1")!.reason, "reboot", "the LifecycleService path reboots with MachineService.Reboot");
     await until("w-1 to be back on the target, still cordoned", async () =>
