@@ -55,6 +55,8 @@ ensure_node() {
   link "$dir/node_modules/node-linux-$arch/bin/node" node
 }
 
+KUBE_BINS="kube-apiserver etcd kubectl kube-controller-manager kube-scheduler"
+
 # --- Go-built binaries ------------------------------------------------------------------------------------------
 go_env() { export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=readonly; }
 module_hash() { cat "$ROOT/scripts/go/$1/go.mod" "$ROOT/scripts/go/$1/go.sum" | sha256sum | cut -c1-16; }
@@ -92,14 +94,16 @@ ensure_pulumi_plugins() {
 
 ensure_kube() {
   local have=1 b
-  for b in kube-apiserver etcd kubectl; do
+  for b in $KUBE_BINS; do
     if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$b" ]; then link "$KUBEBUILDER_ASSETS/$b" "$b"
     elif p=$(ambient "$b"); then link "$p" "$b"
     else have=0; fi
   done
   [ "$have" = 1 ] && { say "kube: using KUBEBUILDER_ASSETS/PATH binaries"; return; }
   local out="$CACHE/bin/kube-$(module_hash kube)"
-  if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/etcd" ] || [ ! -x "$out/kubectl" ]; then
+  local missing=0
+  for b in $KUBE_BINS; do [ -x "$out/$b" ] || missing=1; done
+  if [ "$missing" = 1 ]; then
     command -v go >/dev/null || die "kube-apiserver is not on PATH and Go is not installed to build it (install Go >= 1.26)"
     go_env; mkdir -p "$out.tmp"
     local kver; kver=$(cd "$ROOT/scripts/go/kube" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -112,9 +116,11 @@ ensure_kube() {
     (cd "$ROOT/scripts/go/kube" && run_logged kube-apiserver go build -trimpath -tags=notest -ldflags="$ld" -o "$out.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
     (cd "$ROOT/scripts/go/kube" && run_logged etcd go build -trimpath -ldflags="-s -w" -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3)
     (cd "$ROOT/scripts/go/kube" && run_logged kubectl go build -trimpath -ldflags="$ld" -o "$out.tmp/kubectl" k8s.io/kubernetes/cmd/kubectl)
+    (cd "$ROOT/scripts/go/kube" && run_logged kube-controller-manager go build -trimpath -tags=notest -ldflags="$ld" -o "$out.tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager)
+    (cd "$ROOT/scripts/go/kube" && run_logged kube-scheduler go build -trimpath -tags=notest -ldflags="$ld" -o "$out.tmp/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler)
     rm -rf "$out"; mv "$out.tmp" "$out"
   fi
-  for b in kube-apiserver etcd kubectl; do link "$out/$b" "$b"; done
+  for b in $KUBE_BINS; do link "$out/$b" "$b"; done
 }
 
 ensure_node
