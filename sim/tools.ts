@@ -16,7 +16,7 @@ export const packageRoot: string = (() => {
 export const toolsBin = path.join(packageRoot, ".tools", "bin");
 
 /** Absolute path of a tool in .tools/bin, or a clear error naming the tool and how to get it. */
-export function toolPath(name: "kube-apiserver" | "etcd" | "kubectl" | "pulumi" | "node"): string {
+export function toolPath(name: "kube-apiserver" | "etcd" | "kubectl" | "kube-controller-manager" | "kube-scheduler" | "pulumi" | "node"): string {
   const p = path.join(toolsBin, name);
   if (!fs.existsSync(p)) {
     throw new Error(`${name} is not installed in ${toolsBin}: run 'npm run toolchain' (builds it from Go modules, cached)`);
