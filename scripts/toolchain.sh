@@ -130,5 +130,6 @@ ensure_kube
 
 if [ -z "$QUIET" ]; then
   echo "toolchain: node $("$BIN/node" --version), pulumi $("$BIN/pulumi" version 2>/dev/null), $("$BIN/kube-apiserver" --version 2>/dev/null), etcd $("$BIN/etcd" --version 2>/dev/null | head -1 | awk '{print $3}')"
+  echo "toolchain: kube-controller-manager $("$BIN/kube-controller-manager" --version 2>/dev/null | awk '{print $2}'), kube-scheduler $("$BIN/kube-scheduler" --version 2>/dev/null | awk '{print $2}')"
 fi
 say "ready in $(( $(date +%s) - T0 ))s (.tools/bin)"
