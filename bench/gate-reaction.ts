@@ -4,7 +4,7 @@
 // A simulated cluster (1 control plane + `workers` workers on Talos v1.13.0, 0.2 s reboots) is rolled `rounds` times
 // (v1.13.0 → v1.13.1 → ...), one node per wave, each wave gated by one healthcheck whose process waits on a file, then
 // writes its exit time (`date +%s%N`) and exits 0. For every wave the bench waits until the check's process has
-// started, lets the runner's watch settle (150 ms), opens the file gate, and pairs the exit time with the first Talos
+// started, lets it run for CHECK_RUN_MS, opens the file gate, and pairs the exit time with the first Talos
 // upgrade call (ImageService.Pull / MachineService.Upgrade, recorded where the simulated node receives it) that
 // follows. Omni notices a finished check at its next requeue: every 30 s by default.
 import * as fs from "node:fs";
@@ -20,6 +20,13 @@ import { Metric, percentile, round } from "./metrics";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * How long each check runs before its gate file opens. Longer than the Job controller's 1 s pod-update batch period
+ * (a pod that finishes within a second of its Running update rides on that update's pending sync and is seen sooner),
+ * as most real checks (a few kubectl calls) do.
+ */
+const CHECK_RUN_MS = 1500;
+
 export interface GateReaction {
   p50: number;
   p95: number;
@@ -31,7 +38,9 @@ export interface GateReaction {
 
 /** The check: wait for `<dir>/open`, record the exit time in ns, exit 0. `$$$$` is the shell's `$$` after Kubernetes' `$$` escaping. */
 function gateScript(dir: string): string {
-  return `touch ${dir}/started.$$$$; while [ ! -e ${dir}/open ]; do sleep 0.01; done; echo \`date +%s%N\` > ${dir}/exit.$$$$; exit 0`;
+  // Written to a temporary name, then renamed: the bench never reads a half-written time.
+  return `touch ${dir}/started.$$$$; while [ ! -e ${dir}/open ]; do sleep 0.01; done; ` +
+    `echo \`date +%s%N\` > ${dir}/t.$$$$; mv ${dir}/t.$$$$ ${dir}/exit.$$$$; exit 0`;
 }
 
 function newFile(dir: string, prefix: string, seen: Set<string>): string | undefined {
@@ -69,6 +78,8 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
   const check = composeHealthcheck(v.healthcheck, cluster);
   const exits: number[] = [];
   const samples: number[] = [];
+  const started = new Set<string>();
+  const exited = new Set<string>();
   let waves = 0;
   const before = kube.stats().requests;
   try {
@@ -81,15 +92,13 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
         installerImage: (_m, ver) => `ghcr.io/siderolabs/installer:${ver}`,
         healthchecks: [check], holdTimeoutMs: 300_000, nodeTimeoutMs: 120_000, readyPollMs: 500,
       }).finally(() => (done = true));
-      const started = new Set<string>();
-      const exited = new Set<string>();
       // Opens the gate once per wave, for a check whose process is already running.
       while (!done) {
         if (!newFile(gateDir, "started.", started)) {
           await sleep(5);
           continue;
         }
-        await sleep(150);
+        await sleep(CHECK_RUN_MS);
         fs.writeFileSync(path.join(gateDir, "open"), "");
         let exitFile: string | undefined;
         while (!(exitFile = newFile(gateDir, "exit.", exited)) && !done) await sleep(2);
