@@ -62,14 +62,18 @@ export async function startComponents(opts: { server: string; pki: KubePki; dir:
   writeKubeconfig(schedConfig, server, pki, "system:kube-scheduler", pki.schedulerCert, pki.schedulerKey);
   const [kcmPort, schedPort] = [await freePort(), await freePort()];
   const serving = [`--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`, "--bind-address=127.0.0.1"];
+  // Client-side rate limits protect a shared, remote API server; this one is local and the sim's own. At the defaults
+  // (20 requests/s per controller, 50 for the scheduler) a 1,000-node sim needs minutes to create and bind its
+  // DaemonSet pods, so both get the headroom a large cluster's control plane is typically given.
+  const rate = ["--kube-api-qps=200", "--kube-api-burst=400"];
   const kcmArgs = [
     `--kubeconfig=${kcmConfig}`, ...serving, `--secure-port=${kcmPort}`,
     "--leader-elect=false", `--controllers=${CONTROLLERS.join(",")}`,
     "--use-service-account-credentials=true",
     `--service-account-private-key-file=${pki.saKey}`, `--root-ca-file=${pki.caCert}`,
-    "--profiling=false", "--v=0",
+    ...rate, "--profiling=false", "--v=0",
   ];
-  const schedArgs = [`--kubeconfig=${schedConfig}`, ...serving, `--secure-port=${schedPort}`, "--leader-elect=false", "--profiling=false", "--v=0"];
+  const schedArgs = [`--kubeconfig=${schedConfig}`, ...serving, `--secure-port=${schedPort}`, "--leader-elect=false", ...rate, "--profiling=false", "--v=0"];
   const start = (name: KubeComponent["name"], args: string[]): KubeComponent => {
     const logFile = path.join(dir, `${name}.log`);
     return { name, child: startServer(toolPath(name), args, logFile), logFile };
