@@ -18,7 +18,7 @@ export const durationInvalid = (field: string, v: unknown, reason: string) => `$
 export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
 export const strategyInvalid = (reason: string) => `strategy ${reason}`;
 export const healthchecksInvalid = (i: number) =>
-  `healthchecks[${i}] must be a talos-gate Healthcheck (its checkId, composedJob, interval and configHash)`;
+  `healthchecks[${i}] must be a talos-gate Healthcheck (its gateCheck: cluster, name or idOverride, job or file, interval)`;
 export const healthcheckInvalidInputs = (i: number) =>
   `healthchecks[${i}] cannot gate the upgrade: that Healthcheck's inputs are invalid (its own error says which field)`;
 export const imageInvalid = (reason: string) => `installerImage: ${reason}`;

@@ -18,7 +18,9 @@ import { engineCancellation } from "./engine";
 import { checkClusterName, checkDuration } from "./inputs";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
-import { credentialsChanged, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec } from "./talosUpgradeSpec";
+import {
+  composeCheck, credentialsChanged, InvalidCheck, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec,
+} from "./talosUpgradeSpec";
 
 /** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
 const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
@@ -203,8 +205,13 @@ export const talosUpgradeHandler: KindHandler = {
     if (news.healthchecks !== UNKNOWN) {
       (news.healthchecks ?? []).forEach((h: any, i: number) => {
         if (h === UNKNOWN || hasUnknown(h)) return;
-        if (h === null || h === undefined) {
-          failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
+        if (typeof h?.cluster === "string") {
+          try {
+            composeCheck(h, i);
+          } catch (err) {
+            if (!(err instanceof InvalidCheck)) throw err;
+            failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
+          }
         } else if (typeof h?.id !== "string" || !h.job || typeof h.job !== "object") {
           failures.push({ property: "healthchecks", reason: msg.healthchecksInvalid(i) });
         }
