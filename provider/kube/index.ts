@@ -29,6 +29,8 @@ export interface KubeApiOptions {
   statusThrottleMs?: number;
   /** Record HealthcheckPassed / HealthcheckFailed Events on runner Jobs (default true). */
   runnerEvents?: boolean;
+  /** Bound of every request but watches (default 60 s). */
+  requestTimeoutMs?: number;
 }
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
@@ -55,7 +57,7 @@ export interface KubeClient extends KubeApi {
 }
 
 export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
-  const c = new KubeClients(kubeconfigText);
+  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs);
   const log = opts.log ?? (() => undefined);
   const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500);
   const events = new EventRecorder(c, log);
