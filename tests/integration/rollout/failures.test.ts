@@ -46,10 +46,13 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
 
   it("holdTimeout: a check failing longer than holdTimeout ends the run (phase Failed, reason) and touches no node", async () => {
     const started = Date.now();
-    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [failing()], holdTimeoutMs: 3000 })));
+    // The check's retry interval (60 s) outlasts holdTimeout, so the hold ends while it waits to retry, with the failure
+    // as the check's latest word (the real Job controller needs a second or more to fail a check; an attempt still
+    // running at the deadline would read "waiting to complete", see the never-finishing test below).
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [{ ...failing(), intervalMs: 60_000 }], holdTimeoutMs: 8000 })));
     assert.ok(Date.now() - started < 30000);
     assert.equal(err.status.phase, "Failed");
-    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 3s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 8s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
     assert.ok(err.message.startsWith(err.status.error.replace(/\.\.\.$/, "")), "status.error is the single-line, truncated reason");
     assert.deepEqual(boots.downs, []);
     assert.ok(Object.values(versions(s)).every((v) => v === FROM));
@@ -61,9 +64,10 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
 
   it("RBAC: a check without the permissions it needs holds with the API server's Forbidden message, as on a real cluster", async () => {
     // The check's process gets its pod's service-account token (default/default, no RoleBinding), never admin rights.
-    const nodes = shellCheck(CLUSTER, "nodes", "kubectl get nodes -o name");
-    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [nodes], holdTimeoutMs: 3000 })));
-    assert.match(err.message, new RegExp('^healthchecks held the upgrade longer than holdTimeout 3s before wave 1/3: "cluster-bounded-nodes": ' +
+    // Retry interval beyond holdTimeout: the hold ends with the failed attempt's text (as in the holdTimeout test).
+    const nodes = shellCheck(CLUSTER, "nodes", "kubectl get nodes -o name", 60_000);
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [nodes], holdTimeoutMs: 8000 })));
+    assert.match(err.message, new RegExp('^healthchecks held the upgrade longer than holdTimeout 8s before wave 1/3: "cluster-bounded-nodes": ' +
       'Error from server \\(Forbidden\\): nodes is forbidden: User "system:serviceaccount:default:default" cannot list resource "nodes" ' +
       'in API group "" at the cluster scope'));
     assert.deepEqual(boots.downs, []);
