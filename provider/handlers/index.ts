@@ -1,5 +1,7 @@
 // Entry point the serialized shim (provider/shim.ts) requires by package name. Dispatches each Pulumi call to the
 // handler of the resource kind named in the `kind` property (inputs on check/create, old outputs elsewhere).
+// First: an unsupported Node.js (the `node` on PATH that runs the provider) stops here, naming the version needed.
+import "../engine";
 import type * as pulumi from "@pulumi/pulumi";
 import { kindHandlers, KindHandler } from "./registry";
 
