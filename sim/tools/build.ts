@@ -152,7 +152,7 @@ export async function withBuildLock<T>(dir: string, say: (line: string) => void,
     if (Date.now() - t0 > timeoutMs) throw new BuildError(toolMsg.lockTimedOut(holder, dir, timeoutMs));
     if (!told) say(toolMsg.waitingForLock(holder, dir));
     told = true;
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, 1000));
   }
   try {
     return await body();
