@@ -1,8 +1,8 @@
 // talos-gate: typed Pulumi resources for healthcheck-gated Talos upgrades.
 // First: an unsupported Node.js stops here, naming the version needed.
-import "../provider/engine";
+import "../provider/nodeSupport";
 export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
-export { Healthcheck, HealthcheckArgs } from "./healthcheck";
+export { GateCheckInput, Healthcheck, HealthcheckArgs } from "./healthcheck";
 export {
   TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus, TalosUpgradeMachineStatus, TalosUpgradeStatus,
   UpgradeStrategyArgs,

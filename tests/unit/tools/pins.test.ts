@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { packageJson, packageRoot } from "../../../provider/package";
-import { minimumNode, nodeProblem } from "../../../provider/engine";
+import { minimumNode, nodeProblem } from "../../../provider/nodeSupport";
 import { kubePins, parseGoMod, pulumiPins } from "../../../sim/tools/pins";
 
 describe("tools: pins from the wrapper modules", () => {
