@@ -75,6 +75,15 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
     step("tsc --noEmit", t0);
   });
 
+  it("the installed CLI lists its commands; the demo, which runs the repository's quickstart, says it needs a clone", () => {
+    const help = talosGate("--help");
+    assert.equal(help.code, 0, help.err);
+    for (const cmd of ["validate", "plan", "status", "stop", "sim", "toolchain"]) assert.match(help.out, new RegExp(`^  ${cmd} `, "m"));
+    const demo = talosGate("demo");
+    assert.deepEqual([demo.code, demo.err], [1, "talos-gate demo: the demo runs from a clone of the talos-gate repository (`npm ci && npm run demo` " +
+      "there); in your own project, rehearse with `npx talos-gate sim up` and `pulumi up` (README: Install in your project)\n"]);
+  });
+
   it("`talos-gate sim up` from the installed bin starts a cluster with the tools it finds", () => {
     const t0 = Date.now();
     const up = talosGate("sim", "up", ...COMPAT_SIM.args);
