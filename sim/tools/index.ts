@@ -16,13 +16,13 @@ export function toolchainCommand(): string {
 }
 
 /** Absolute paths of the tools, or a ToolsMissingError naming every missing one and the command that gets them. */
-export function requireKubeTools<T extends KubeTool>(tools: readonly T[] = KUBE_TOOLS as readonly KubeTool[] as readonly T[]): Record<T, string> {
+export function requireKubeTools(tools: readonly KubeTool[] = KUBE_TOOLS): Record<string, string> {
   const resolutions = resolveKubeTools(tools);
   const missing = resolutions.filter((r) => !r.found);
   if (missing.length > 0) {
     throw new ToolsMissingError(toolMsg.missing(missing, toolMsg.lookedIn(kubeCacheDir()), toolchainCommand()), missing.map((r) => r.tool));
   }
-  return Object.fromEntries(resolutions.map((r) => [r.tool, r.found!.path])) as Record<T, string>;
+  return Object.fromEntries(resolutions.map((r) => [r.tool, r.found!.path]));
 }
 
 /** Absolute path of one tool, or a ToolsMissingError naming it and the command that gets it. */

@@ -35,7 +35,7 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   let stack: Stack;
   const sim = () => ({ kubeconfig: path.join(project, ".sim", "kubeconfig"), talosconfig: path.join(project, ".sim", "talosconfig") });
   /** `npx talos-gate ...` in the project: the installed bin. */
-  const talosGate = (...args: string[]) => run("npx", ["--no", "talos-gate", ...args], project, 240_000);
+  const talosGate = (...args: string[]) => run("npx", ["--no", "--", "talos-gate", ...args], project, 240_000);
   const step = (what: string, t0: number) => process.stdout.write(`      ${what} in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
 
   before(async () => {
