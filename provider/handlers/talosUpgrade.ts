@@ -104,7 +104,7 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
     const mirrored = (await kube.readStatus(spec.clusterName).catch(() => undefined)) as UpgradeStatus | undefined;
     const status = await runRollout(withMachineOverrides(kube, spec.machines), talos, {
       cluster: spec.clusterName,
-      holder: spec.owner ? `pulumi:${spec.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`,
+      holder: holderOf(spec, id),
       targetVersion: spec.version,
       installerImage: () => spec.image,
       healthchecks: spec.healthchecks,
@@ -132,6 +132,14 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
     talos.close();
     await kube.close().catch(() => undefined);
   }
+}
+
+/**
+ * The rollout's identity: the Lease holder and the owner mark on the cordons it sets. Stable per stack and resource, so
+ * a resumed `pulumi up` of the same stack takes its own Lease over at once and lifts its own leftover cordons.
+ */
+function holderOf(spec: TalosUpgradeSpec, id: string): string {
+  return spec.owner ? `pulumi:${spec.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`;
 }
 
 /** The status recomputed from the live cluster (drift shows in `pulumi refresh`). */
@@ -258,6 +266,12 @@ export const talosUpgradeHandler: KindHandler = {
     try {
       const swept = await withTimeout(30_000, "the Kubernetes API", () => kube.sweepRunners());
       if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
+      // Cordons this upgrade left (a killed run) are lifted; nobody else's.
+      const owner = holderOf(spec, _id);
+      const mine = await withTimeout(30_000, "the Kubernetes API", async () => (await kube.listMachines()).filter((m) => m.cordonedBy === owner));
+      for (const m of mine) {
+        if (await kube.uncordon(m.name, owner)) progress(msg.deleteUncordoned(spec.clusterName, m.name));
+      }
       progress(msg.deleteKeepsNodes(spec.clusterName, props.status?.lastUpgradeVersion ?? ""));
     } catch (err) {
       warn(spec.urn, msg.deleteUnreachable("TalosUpgrade", spec.clusterName, errorText(err)));
