@@ -2,7 +2,7 @@
 // the machine overrides every consumer applies the same way (the Cluster's outputs, a TalosUpgrade's plan and run),
 // and `clusterKey`, the canonical form its diff compares.
 import { z } from "zod";
-import type { Machine, Manifest } from "../rollout/ports";
+import type { KubeApi, Machine, Manifest } from "../rollout/ports";
 import { canonical } from "./common";
 import { parseAllObjects } from "./inputs";
 import * as msg from "./messages";
@@ -16,7 +16,12 @@ export const machineOverride = z.object({
   address: optionalString,
   machineSet: optionalString,
 });
-export type MachineOverride = z.infer<typeof machineOverride>;
+export interface MachineOverride {
+  name: string;
+  role?: "controlplane" | "worker";
+  address?: string;
+  machineSet?: string;
+}
 
 const objectList = z.array(z.record(z.string(), z.unknown()));
 
@@ -85,5 +90,27 @@ export function selectMachines(live: readonly Machine[], overrides: readonly Mac
     const m = byName.get(o.name);
     if (!m) throw new Error(msg.machineNotANode(o.name, [...byName.keys()]));
     return { ...m, role: o.role ?? m.role, address: o.address ?? m.address, machineSet: o.machineSet ?? m.machineSet };
+  });
+}
+
+/**
+ * The Kubernetes port as a rollout of this cluster sees it: only the machines the Cluster names, with its overrides
+ * (role, Talos address, machine set) — the same model for the Cluster's outputs, the preview plan and the run. A view
+ * over the port, not another implementation.
+ */
+export function withMachineOverrides<K extends KubeApi>(kube: K, overrides: readonly MachineOverride[]): K {
+  if (overrides.length === 0) return kube;
+  const byName = new Map(overrides.map((o) => [o.name, o]));
+  const apply = (m: Machine): Machine => {
+    const o = byName.get(m.name)!;
+    return { ...m, role: o.role ?? m.role, address: o.address ?? m.address, machineSet: o.machineSet ?? m.machineSet };
+  };
+  return Object.assign(Object.create(kube), {
+    listMachines: async () => selectMachines(await kube.listMachines(), overrides),
+    readMachine: async (name: string) => {
+      if (!byName.has(name) || !kube.readMachine) return undefined;
+      const m = await kube.readMachine(name);
+      return m && apply(m);
+    },
   });
 }

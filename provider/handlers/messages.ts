@@ -37,6 +37,8 @@ export const manifestsApplied = (applied: number, skipped: number, pruned: numbe
 export const clusterPrefix = (cluster: string) => `[talos-gate/${cluster}]`;
 export const deleteKeepsNodes = (cluster: string, version: string) =>
   `${clusterPrefix(cluster)} TalosUpgrade removed from the stack; nodes stay on their versions (last converged ${version || "unknown"}); nothing is downgraded`;
+export const deleteUncordoned = (cluster: string, node: string) =>
+  `${clusterPrefix(cluster)} node ${node}: uncordoned (an interrupted run of this upgrade had cordoned it)`;
 export const sweepDone = (cluster: string, jobs: number, pods: number) =>
   `${clusterPrefix(cluster)} removed ${jobs} runner Job(s) and ${pods} runner pod(s)`;
 export const refreshWarning = (cluster: string, reason: string) =>
