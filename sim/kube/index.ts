@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { toolsBin } from "../tools";
+import { toolPath } from "../tools";
 import { DrainOptions, DrainReport, drainForTalos } from "./drain";
 import { Kubelet } from "./kubelet";
 import { LifecycleAttachment, NodeLifecycleEvents, attachLifecycle } from "./lifecycle";
@@ -105,7 +105,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     await nodeR.start();
     await podR.start();
     const kubelet = new Kubelet({
-      rest, pods: podR, nodes: nodeR, owned, toolsBin, workDir: path.join(workDir, "pods"), server: rest.server, log,
+      rest, pods: podR, nodes: nodeR, owned, toolsBin: path.dirname(toolPath("kubectl")), workDir: path.join(workDir, "pods"), server: rest.server, log,
       crashBackoffMs: opts.containerRestartBackoffMs, unpullableImages: opts.unpullableImages, imagePullBackoffMs: opts.imagePullBackoffMs,
     });
     kubelet.start();
