@@ -37,7 +37,7 @@ export async function run(argv: string[]): Promise<number> {
   const t0 = Date.now();
   const say = (line: string) => process.stdout.write(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}\n`);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-demo-"));
-  say("starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real kube-apiserver + etcd)");
+  say("starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)");
   const sim = await startSimCluster({ controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, dir: path.join(work, "sim") });
   try {
     say(`cluster up: kubeconfig ${sim.kubeconfigPath}, talosconfig ${sim.talosconfigPath}`);

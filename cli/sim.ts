@@ -1,5 +1,5 @@
-// `talos-gate sim up|down|status`: a local simulated Talos cluster in the background (real kube-apiserver + etcd,
-// simulated Talos nodes on the real wire protocol, a kubelet/Job emulator).
+// `talos-gate sim up|down|status`: a local simulated Talos cluster in the background (real etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler, simulated Talos nodes on the real wire protocol, a kubelet emulator).
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";

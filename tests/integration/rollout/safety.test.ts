@@ -7,7 +7,7 @@ import type { KubeClient } from "../../../provider/kube";
 import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, clients, configMapGateCheck, FROM, recordBoots, runOptions, setGate, sim, TARGET, versions } from "./helpers";
+import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, versions } from "./helpers";
 
 const CLUSTER = "safety";
 const NEXT = "v1.13.3";
@@ -35,6 +35,7 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     s = await sim({ controlPlanes: 1, workers: 3 });
     ({ kube, talos } = adapters(s));
     boots = recordBoots(s);
+    await grantGateRead(kube, CLUSTER, ["safety-gate"]);
   });
 
   after(async () => {
