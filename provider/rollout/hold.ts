@@ -43,16 +43,22 @@ async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, next
   const checks = ctx.opts.healthchecks;
   if (checks.length === 0) return;
   const ids = checks.map((c) => c.id);
+  // The last failure text of each check in this hold: a retry cut short at the deadline ends the hold with what the
+  // check last said, not "waiting to complete" (a real Job takes a second or more to fail).
+  const lastFailure = new Map<string, string>();
   for (let attempt = 1; ; attempt++) {
     await ctx.emit({ type: "GateStarted", at: ctx.now(), wave: waveNo, attempt, checks: ids });
     const results = await Promise.all(checks.map((check) => runOne(ctx, check, bound.signal)));
     ctx.checkStop(nextNode);
+    for (const r of results) if (r.outcome.state === "failed") lastFailure.set(r.id, r.outcome.reason);
     const verdict = evaluateGate(results);
     if (verdict.open) {
       await ctx.emit({ type: "GatePassed", at: ctx.now(), wave: waveNo, attempt }, true);
       return;
     }
-    const heldBy = () => verdict.entries.map((e) => msg.healthcheckContribution(e.id, e.detail)).join("; ");
+    const heldBy = () => verdict.entries
+      .map((e) => msg.healthcheckContribution(e.id, verdict.running.includes(e.id) && lastFailure.has(e.id) ? lastFailure.get(e.id)! : e.detail))
+      .join("; ");
     if (bound.expired()) throw new Stop(msg.reasonHoldTimeout(ctx.opts.holdTimeoutMs, waveNo, ctx.status.waves, heldBy()));
     // Retry after the shortest interval of the failing checks, at the latest at the deadline; a hold that reaches the
     // deadline while waiting ends with every check's latest word (an attempt started then would be cut short at once).

@@ -62,6 +62,15 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
   });
 
+  it("holdTimeout cutting a retry short still ends with the check's last failure text, not \"waiting to complete\"", async () => {
+    // Retried every second: a retry is running (the real Job controller takes a second or more) when the deadline hits.
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [{ ...failing(), intervalMs: 1000 }], holdTimeoutMs: 6000 })));
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 6s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
+    assert.ok(err.status.healthchecks[0].attempts >= 2, "it was retried");
+    assert.deepEqual(boots.downs, []);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
   it("RBAC: a check without the permissions it needs holds with the API server's Forbidden message, as on a real cluster", async () => {
     // The check's process gets its pod's service-account token (default/default, no RoleBinding), never admin rights.
     // Retry interval beyond holdTimeout: the hold ends with the failed attempt's text (as in the holdTimeout test).
