@@ -1,13 +1,15 @@
 // A whole simulated Talos cluster in one process: a real control plane (etcd + kube-apiserver), the Kubernetes side
-// (Node objects, kubelet/Job/disruption emulators, workload pods) and simulated Talos nodes behind one mTLS endpoint.
-// The two sides are wired as on a real cluster: a node going down for an upgrade flips its Node NotReady (and, for a
-// legacy upgrade, Talos cordons and drains it first); a node booting flips it Ready with the new osImage.
+// (Node objects, kubelet/Job/disruption emulators, workload pods) and simulated Talos nodes, each control plane with
+// its own mTLS endpoint. The two sides are wired as on a real cluster: a node going down for an upgrade flips its
+// Node NotReady (and, for a legacy upgrade, Talos cordons and drains it first); a node booting flips it Ready with the
+// new osImage — or, with the kubelet knobs, the Node stays Ready on its old osImage through a fast reboot and the
+// kubelet reports late.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ControlPlane, startControlPlane } from "./controlplane";
-import { KubeSim, startKubeSim } from "./kube";
-import { generateNodes, TalosNodeSim } from "./talos";
+import { KubeletKnobs, KubeSim, startKubeSim } from "./kube";
+import { EtcdKnobs, generateNodes, SimNodeSpec, TalosNodeSim } from "./talos";
 
 export interface SimClusterOptions {
   controlPlanes?: number;
@@ -22,6 +24,12 @@ export interface SimClusterOptions {
   /** Image pull and installer run times of the simulated nodes. */
   pullMs?: number;
   installMs?: number;
+  /** Per node name: platform, schematic, extensions, SecureBoot (the Talos side of Image Factory installs). */
+  nodes?: Record<string, Partial<Pick<SimNodeSpec, "platform" | "schematic" | "extensions" | "secureBoot">>>;
+  /** etcd knobs, e.g. a member unhealthy for a while after its node boots. */
+  etcd?: Partial<EtcdKnobs>;
+  /** Kubelet timing knobs (also changeable later through `SimCluster.kubelet`). */
+  kubelet?: Partial<KubeletKnobs>;
 }
 
 export interface SimMachine {
@@ -41,6 +49,8 @@ export interface SimCluster {
   talos: TalosNodeSim;
   kube: KubeSim;
   machines: SimMachine[];
+  /** Kubelet timing knobs, read at every reboot: change them to make Nodes stay Ready on the old osImage or report late. */
+  kubelet: KubeletKnobs;
   /** Resolves when every Talos event so far has been mirrored to the Node objects. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -61,10 +71,11 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
   try {
     const controlPlane = await startControlPlane({ dir: path.join(dir, "control-plane") });
     stoppers.push(() => controlPlane.stop());
-    const specs = generateNodes(controlPlanes + workers, controlPlanes, version);
+    const specs = generateNodes(controlPlanes + workers, controlPlanes, version).map((s) => ({ ...s, ...opts.nodes?.[s.name] }));
     const talos = await TalosNodeSim.start({
       nodes: specs,
       timing: { downMs: Math.round((opts.bootSeconds ?? 3) * 1000), pullMs: opts.pullMs ?? 200, installMs: opts.installMs ?? 300 },
+      etcd: opts.etcd,
     });
     stoppers.push(() => talos.stop());
     const machines: SimMachine[] = specs.map((s) => ({ name: s.name, role: s.role ?? "worker", address: s.address, version: s.version }));
@@ -75,7 +86,8 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
       workDir: path.join(dir, "kube-sim"),
     });
     stoppers.push(() => kube.stop());
-    const lifecycle = kube.attachLifecycle(talos);
+    const kubelet: KubeletKnobs = { staleWhileDown: false, reportDelayMs: 0, ...opts.kubelet };
+    const lifecycle = kube.attachLifecycle(talos, kubelet);
     stoppers.push(async () => lifecycle.detach());
     // Talos drains the node itself in a legacy upgrade; here that is the kube side's eviction-based drain.
     talos.hooks.beforeLegacyDown = async (node) => {
@@ -89,7 +101,7 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
       dir, kubeconfigPath, talosconfigPath,
       kubeconfig: controlPlane.kubeconfig,
       talosconfig: fs.readFileSync(talosconfigPath, "utf8"),
-      controlPlane, talos, kube, machines,
+      controlPlane, talos, kube, machines, kubelet,
       settled: () => lifecycle.idle(),
       stop,
     };

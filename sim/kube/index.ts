@@ -10,7 +10,7 @@ import { DisruptionController } from "./disruption";
 import { DrainOptions, DrainReport, drainForTalos } from "./drain";
 import { JobController } from "./jobcontroller";
 import { Kubelet } from "./kubelet";
-import { LifecycleAttachment, NodeLifecycleEvents, attachLifecycle } from "./lifecycle";
+import { KubeletKnobs, LifecycleAttachment, NodeLifecycleEvents, attachLifecycle } from "./lifecycle";
 import { MachineSpec, NodeSim } from "./nodes";
 import { Reflector } from "./reflector";
 import { Rest, sleep } from "./rest";
@@ -19,7 +19,7 @@ import { Job, Node, Pdb, Pod } from "./types";
 import { Workloads } from "./workloads";
 
 export type { MachineSpec } from "./nodes";
-export type { NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
+export type { KubeletKnobs, NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
 export type { DrainOptions, DrainReport } from "./drain";
 export { attachLifecycle } from "./lifecycle";
 export { TALOS_CORDONED_ANNOTATION, osImage } from "./nodes";
@@ -72,7 +72,7 @@ export interface KubeSim {
   /** Talos' legacy-upgrade drain: cordon (talos.dev/cordoned) + evictions through the Eviction API. */
   drainForTalos(node: string, opts?: DrainOptions): Promise<DrainReport>;
   /** Follows a Talos sim's down/up events (see lifecycle.ts). */
-  attachLifecycle(source: NodeLifecycleEvents): LifecycleAttachment;
+  attachLifecycle(source: NodeLifecycleEvents, kubelet?: Partial<KubeletKnobs>): LifecycleAttachment;
   /** The workload namespace and live workload pod counts. */
   workloads(): { namespace: string; replicaSetPods: number; daemonSetPods: number };
   stats(): KubeSimStats;
@@ -151,7 +151,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
       nodes,
       nodeNames: () => [...names],
       drainForTalos: (node, o) => drainForTalos(rest, nodes, node, o),
-      attachLifecycle: (source) => attachLifecycle(source, { nodes }, { log }),
+      attachLifecycle: (source, kubelet) => attachLifecycle(source, { nodes }, { log, kubelet }),
       workloads: () => {
         const { rs, ds } = workloads.livePods();
         return { namespace: workloads.namespace, replicaSetPods: rs.length, daemonSetPods: ds.length };
