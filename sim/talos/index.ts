@@ -115,6 +115,9 @@ export function generateNodes(count: number, controlPlanes = 1, version = "v1.12
   });
 }
 
+/** How long after its node goes down a control plane's listener stops. */
+const APID_STOP_MS = 30;
+
 /** The loopback address of the i-th endpoint: 127.0.0.2, 127.0.0.3, ... (all of 127/8 is loopback on Linux). */
 function loopbackAddress(i: number): string {
   return `127.0.${Math.floor(i / 250)}.${(i % 250) + 2}`;
@@ -145,7 +148,9 @@ export class TalosNodeSim extends EventEmitter {
       drain: async (n) => { await this.hooks.beforeLegacyDown?.(n); },
       down: (n, info) => {
         this.etcd.nodeDown(n.name);
-        this.apids.get(n)?.stop();
+        // apid is among the last services to stop: an answer already sent (Reboot's) still gets out.
+        const l = this.apids.get(n);
+        if (l) setTimeout(() => !n.up && l.stop(), APID_STOP_MS);
         this.emit("down", n, info);
       },
       up: (n, info) => {

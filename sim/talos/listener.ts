@@ -40,7 +40,9 @@ export class EndpointListener {
     return `${this.opts.host.includes(":") ? `[${this.opts.host}]` : this.opts.host}:${this._port}`;
   }
 
+  /** Listens (again); a no-op while listening. */
   async start(): Promise<void> {
+    if (this.server) return;
     const gen = ++this.generation;
     const o = this.opts;
     const creds = grpc.ServerCredentials.createSsl(Buffer.from(o.ca), [{ private_key: Buffer.from(o.cert.key), cert_chain: Buffer.from(o.cert.cert) }], true);

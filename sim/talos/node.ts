@@ -41,8 +41,9 @@ export interface NodeFaults {
    * The answer to Reboot (and to the legacy Upgrade) is lost: the node goes down before apid sends it, as real apid
    * does when the node goes down fast. The action itself happens. Through the node's own endpoint the connection
    * drops; through another endpoint the proxy answers UNAVAILABLE "error reading from server: EOF".
+   * "unprocessed": the endpoint answers with the proxy's EOF error, and the node never acted on the request.
    */
-  replyLost?: boolean;
+  replyLost?: boolean | "unprocessed";
 }
 
 /** A system extension as the ExtensionStatus resource reports it. */
@@ -129,6 +130,8 @@ export class SimNode {
   private _bootedAt = Date.now();
   /** Fault knobs; mutate freely. */
   faults: NodeFaults = {};
+  /** Requests this node received (whatever became of them): to prove an action was not sent twice. */
+  readonly received = { upgrade: 0, reboot: 0, install: 0 };
   private staged?: string;
   private pulled?: Set<string>;
   private installing = false;

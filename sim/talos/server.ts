@@ -126,11 +126,15 @@ function events(dir: NodeDirectory): grpc.handleServerStreamingCall<any, any> {
  * the node goes down before apid answers. Through the node's own endpoint the connection simply drops (the
  * listener is shut down with the node); through another endpoint the proxy answers with its EOF error.
  */
-function rebootingAction(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
+function rebootingAction(dir: NodeDirectory, allowed: Role[], kind: "upgrade" | "reboot", fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
   return unary(dir, allowed, async (n, req) => {
+    n.received[kind]++;
     const lost = n.faults.replyLost;
+    if (lost === "unprocessed") throw new RpcError(grpc.status.UNAVAILABLE, PROXY_EOF);
     const res = await fn(n, req);
     if (!lost) return res;
+    // Through the node's own endpoint: no answer at all, the connection drops when its apid stops.
+    if (dir.endpointNode() === n) return new Promise<object>(() => undefined);
     await new Promise<void>((resolve) => {
       if (!n.up) return resolve();
       const unsubscribe = n.subscribe(() => undefined, () => {
@@ -158,11 +162,11 @@ export function addTalosServices(server: grpc.Server, dir: NodeDirectory): void 
         features: { rbac: true },
       }],
     })),
-    Upgrade: rebootingAction(dir, ADMIN, async (n, req) => {
+    Upgrade: rebootingAction(dir, ADMIN, "upgrade", async (n, req) => {
       const r = await n.legacyUpgrade({ image: req.image, stage: !!req.stage, force: !!req.force, preserve: !!req.preserve });
       return { messages: [{ ack: r.ack, actor_id: r.actorId }] };
     }),
-    Reboot: rebootingAction(dir, OPERATOR, (n) => ({ messages: [{ actor_id: n.reboot().actorId }] })),
+    Reboot: rebootingAction(dir, OPERATOR, "reboot", (n) => ({ messages: [{ actor_id: n.reboot().actorId }] })),
     Read: stream(dir, ADMIN, async (n, req, send) => send({ bytes: n.read(req.path) })),
     Events: events(dir),
     EtcdMemberList: unary(dir, READER, (n) => {
@@ -200,7 +204,10 @@ export function addTalosServices(server: grpc.Server, dir: NodeDirectory): void 
     Pull: stream(dir, OPERATOR, (n, req, send) => n.pull(req.image_ref, send)),
   });
   server.addService(w.LifecycleService, {
-    Upgrade: stream(dir, ADMIN, (n, req, send) => n.lifecycleUpgrade(req.source?.image_name ?? "", send)),
+    Upgrade: stream(dir, ADMIN, (n, req, send) => {
+      n.received.install++;
+      return n.lifecycleUpgrade(req.source?.image_name ?? "", send);
+    }),
   });
   server.addService(w.State, {
     Get: unary(dir, READER, (n, req) => ({ resource: getResource(n, req.namespace, req.type, req.id) })),
