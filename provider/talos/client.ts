@@ -148,6 +148,8 @@ function endpointFailure(err: unknown, ch?: Channel): EndpointFailure {
   if ((e.code === grpc.status.UNAVAILABLE || e.code === grpc.status.INTERNAL || e.code === grpc.status.CANCELLED) && CONNECTION_BROKE.test(detail)) {
     return "dropped";
   }
+  // grpc-js' mapping of GOAWAY ENHANCE_YOUR_CALM (apid's too_many_pings): the connection was closed under the call
+  if (e.code === grpc.status.RESOURCE_EXHAUSTED && /Bandwidth exhausted/i.test(detail)) return "dropped";
   return undefined;
 }
 

@@ -122,6 +122,10 @@ export function classify(err: unknown, node: string, op: string): TalosError {
       return make("UNIMPLEMENTED", msg.unimplemented(node, op));
     case Status.INVALID_ARGUMENT:
       return make("INVALID_ARGUMENT", msg.invalidArgument(node, op, detail));
+    case Status.RESOURCE_EXHAUSTED:
+      // grpc-js' mapping of a GOAWAY ENHANCE_YOUR_CALM (e.g. apid's "too_many_pings"): the connection was closed
+      if (/Bandwidth exhausted/i.test(detail)) return make("UNAVAILABLE", msg.unavailable(node, op, detail));
+      return make("UNKNOWN", msg.failed(node, op, "RESOURCE_EXHAUSTED", detail));
     case Status.INTERNAL:
       // grpc-js reports a stream reset by a rebooting peer as INTERNAL "Received RST_STREAM ..."
       if (/RST_STREAM|Connection dropped|ECONNRESET/i.test(detail)) return make("UNAVAILABLE", msg.unavailable(node, op, detail));

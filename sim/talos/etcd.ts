@@ -84,7 +84,7 @@ export class SimEtcd {
     const m = this.member(nodeName);
     if (!m) return;
     m.healthy = false;
-    if (this.leader === m) this.elect();
+    this.reconcile();
   }
 
   /** The member's node booted: it rejoins after `unhealthyAfterBootMs` (catching up). */
@@ -94,7 +94,7 @@ export class SimEtcd {
     const join = () => {
       if (!m.node.up) return;
       m.healthy = true;
-      if (!this.leader) this.elect();
+      this.reconcile();
     };
     const ms = this.knobs.unhealthyAfterBootMs;
     if (ms <= 0) return join();
@@ -110,15 +110,14 @@ export class SimEtcd {
     const m = this.member(nodeName);
     if (!m) throw new Error(`no etcd member for node ${nodeName}`);
     m.healthy = healthy && m.node.up;
-    if (!m.healthy && this.leader === m) this.elect();
-    if (m.healthy && !this.leader) this.elect();
+    this.reconcile();
   }
 
   setLearner(nodeName: string, learner: boolean): void {
     const m = this.member(nodeName);
     if (!m) throw new Error(`no etcd member for node ${nodeName}`);
     m.learner = learner;
-    if (learner && this.leader === m) this.elect();
+    this.reconcile();
   }
 
   /** Another session holds the upgrade mutex (e.g. an administrator's `talosctl upgrade` of another control plane). */
@@ -127,6 +126,12 @@ export class SimEtcd {
     return () => {
       if (this.mutexHolder === holder) this.mutexHolder = undefined;
     };
+  }
+
+  /** Without quorum there is no leader; with it, a leader that is gone, unhealthy or a learner is replaced. */
+  private reconcile(): void {
+    if (!this.hasQuorum()) this.leader = undefined;
+    else if (!this.leader || !this.leader.healthy || this.leader.learner) this.elect();
   }
 
   private elect(): void {
