@@ -75,14 +75,21 @@ describe("talos: other clients' sequences on the node, told apart by actor id", 
 
   it("someone else's Reboot is locked out while our legacy upgrade runs: our upgrade still succeeds", async () => {
     const n = h.sim.node("w-1");
-    const other = h.sim.talosconfig();
-    h.sim.once("cordon", () => {
-      // another administrator reboots the node while its upgrade sequence runs: Talos answers, then publishes
-      // "sequence not started: locked" for that reboot, without an actor id
-      const them = createTalosApi(other);
-      void them.client.reboot(n.address).finally(() => them.close());
-    });
-    const res = await up(h, n.address);
+    const them = createTalosApi(h.sim.talosconfig());
+    // another administrator reboots the node while its upgrade sequence runs (here: while it drains): Talos answers,
+    // then publishes "sequence not started: locked" for that reboot, without an actor id
+    h.sim.hooks.beforeLegacyDown = async () => {
+      await them.client.reboot(n.address);
+      await new Promise((r) => setTimeout(r, 100));
+    };
+    let res;
+    try {
+      res = await up(h, n.address);
+    } finally {
+      h.sim.hooks.beforeLegacyDown = undefined;
+      them.close();
+    }
+    assert.equal(n.received.reboot, 1, "the other client's Reboot reached the node");
     assert.equal(res.path, "legacy");
     assert.equal(n.version, TARGET);
   });

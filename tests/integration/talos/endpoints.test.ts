@@ -161,6 +161,7 @@ describe("talos: a single control plane loses its only endpoint while it reboots
         const down = new Promise<void>((r) => sim.once("down", () => r()));
         sim.node("cp-1").reboot();
         await down;
+        while (sim.endpointOf("cp-1")!.listening) await new Promise((r) => setTimeout(r, 5));
       },
     });
     assert.equal(res.path, "lifecycle");
