@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import { createTalosApi } from "../../../provider/talos";
 import { packEvent } from "../../../provider/talos/proto";
 import { TalosNodeSim } from "../../../sim/talos";
-import { FAST, Harness, image, rejectsWith, spec, startHarness } from "./helpers";
+import { controlPlanes, FAST, Harness, image, rejectsWith, spec, startHarness } from "./helpers";
 
 const TARGET = "v1.13.2";
 const up = (h: Harness, node: string, nodeTimeoutMs = 8000, onStep?: (s: string, d?: string) => void) =>
@@ -18,7 +18,7 @@ describe("talos: a Reboot/Upgrade whose answer is lost", function () {
   before(async () => {
     h = await startHarness({
       nodes: [
-        spec("cp-1", 2, "v1.13.1", "controlplane"), spec("cp-2", 3, "v1.13.1", "controlplane"), spec("cp-3", 4, "v1.13.1", "controlplane"),
+        ...controlPlanes(3, "v1.13.1"),
         spec("w-1", 5, "v1.13.1"), spec("w-2", 6, "v1.12.3"), spec("w-3", 7, "v1.13.1"),
       ],
     });
@@ -127,7 +127,7 @@ describe("talos: Talos' own refusals on control planes (legacy Upgrade, Talos be
   before(async () => {
     h = await startHarness({
       nodes: [
-        spec("cp-1", 2, "v1.12.3", "controlplane"), spec("cp-2", 3, "v1.12.3", "controlplane"), spec("cp-3", 4, "v1.12.3", "controlplane"),
+        ...controlPlanes(3, "v1.12.3"),
       ],
       etcd: { unhealthyAfterBootMs: 0 },
     });
@@ -180,7 +180,7 @@ describe("talos: etcd refusals that waiting cannot fix, and the versions that sk
   after(async () => h?.stop());
 
   it("2 control planes: ETCD_QUORUM, permanent, with Talos' words; not retried", async () => {
-    const two = await TalosNodeSim.start({ nodes: [spec("cp-1", 2, "v1.12.3", "controlplane"), spec("cp-2", 3, "v1.12.3", "controlplane")], timing: FAST });
+    const two = await TalosNodeSim.start({ nodes: [...controlPlanes(2, "v1.12.3")], timing: FAST });
     const api = createTalosApi(two.talosconfig(), { pollIntervalMs: 25 });
     try {
       const t0 = Date.now();

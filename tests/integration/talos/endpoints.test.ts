@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as net from "node:net";
 import { createTalosApi, parseTalosconfig, TalosApiImpl } from "../../../provider/talos";
 import { TalosNodeSim } from "../../../sim/talos";
-import { FAST, image, rejectsWith, spec } from "./helpers";
+import { controlPlanes, FAST, image, rejectsWith, spec } from "./helpers";
 
 const TARGET = "v1.13.2";
 
@@ -28,7 +28,7 @@ describe("talos: several endpoints (one apid per control plane) and failover", f
   before(async () => {
     sim = await TalosNodeSim.start({
       nodes: [
-        spec("cp-1", 2, "v1.13.1", "controlplane"), spec("cp-2", 3, "v1.13.1", "controlplane"), spec("cp-3", 4, "v1.13.1", "controlplane"),
+        ...controlPlanes(3, "v1.13.1"),
         spec("w-1", 5, "v1.13.1"), spec("w-2", 6, "v1.13.1"),
       ],
       timing: { ...FAST, downMs: 600 },

@@ -3,7 +3,7 @@
 // tracking through reboots, a member unhealthy for a while after its node boots, learners and quorum.
 import * as assert from "node:assert/strict";
 import { formatMemberId } from "../../../sim/talos";
-import { Harness, rejectsWith, spec, startHarness } from "./helpers";
+import { controlPlanes, Harness, rejectsWith, spec, startHarness } from "./helpers";
 
 const until = async (what: string, pred: () => boolean | Promise<boolean>, ms = 10000) => {
   const deadline = Date.now() + ms;
@@ -19,7 +19,7 @@ describe("talos: etcd of three control planes", function () {
   before(async () => {
     h = await startHarness({
       nodes: [
-        spec("cp-1", 2, "v1.13.1", "controlplane"), spec("cp-2", 3, "v1.13.1", "controlplane"), spec("cp-3", 4, "v1.13.1", "controlplane"),
+        ...controlPlanes(3, "v1.13.1"),
         spec("w-1", 5, "v1.13.1"),
       ],
       timing: { pullMs: 10, installMs: 10, downMs: 500 },
@@ -123,7 +123,7 @@ describe("talos: etcd of one and of two control planes", function () {
   let two: Harness;
   before(async () => {
     one = await startHarness({ nodes: [spec("cp-1", 2, "v1.13.1", "controlplane"), spec("w-1", 3, "v1.13.1")] });
-    two = await startHarness({ nodes: [spec("cp-1", 2, "v1.13.1", "controlplane"), spec("cp-2", 3, "v1.13.1", "controlplane")] });
+    two = await startHarness({ nodes: [...controlPlanes(2, "v1.13.1")] });
   });
   after(async () => {
     await one?.stop();
