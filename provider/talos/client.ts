@@ -150,6 +150,9 @@ function endpointFailure(err: unknown, ch?: Channel): EndpointFailure {
   }
   // grpc-js' mapping of GOAWAY ENHANCE_YOUR_CALM (apid's too_many_pings): the connection was closed under the call
   if (e.code === grpc.status.RESOURCE_EXHAUSTED && /Bandwidth exhausted/i.test(detail)) return "dropped";
+  // This client cancels calls only for its caller (reported as such, never classified here): any other CANCELLED is
+  // the stream reset by an endpoint going away under the call.
+  if (e.code === grpc.status.CANCELLED) return "dropped";
   return undefined;
 }
 
@@ -316,9 +319,14 @@ export class TalosClient {
     return this.failover(node, op, a, (ch) => new Promise<void>((resolve, reject) => {
       const call = ch.client.makeServerStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, req, this.meta(node),
         o.timeoutMs !== undefined ? { deadline: new Date(Date.now() + o.timeoutMs) } : {});
-      const onAbort = () => call.cancel();
+      let cancelled = false;
+      const cancel = () => {
+        cancelled = true;
+        call.cancel();
+      };
+      const onAbort = cancel;
       o.signal?.addEventListener("abort", onAbort, { once: true });
-      o.onOpen?.(() => call.cancel());
+      o.onOpen?.(cancel);
       let received = false, failed = false;
       call.on("data", (r: Res) => {
         received = true;
@@ -327,6 +335,7 @@ export class TalosClient {
       call.on("error", (err: grpc.ServiceError) => {
         failed = true;
         o.signal?.removeEventListener("abort", onAbort);
+        if (cancelled) return reject(new TalosError("CANCELLED", msg.cancelled(node, op), node, grpc.status.CANCELLED));
         // Once data has flowed the stream is not restarted elsewhere: its caller has seen part of it.
         if (received && endpointFailure(err, ch) !== undefined) reject(Object.assign(new Error(err.message), { code: err.code, details: err.details, afterData: true }));
         else reject(err);
