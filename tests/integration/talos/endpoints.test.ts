@@ -80,6 +80,19 @@ describe("talos: several endpoints (one apid per control plane) and failover", f
     assert.equal(a.client.currentEndpoint, sim.endpointOf("cp-2")!.endpoint, "sticky: stays on the endpoint that answered");
   });
 
+  it("a call sent just as the endpoint's apid goes away (reset under it, or refused) is answered by the next endpoint", async () => {
+    for (let round = 0; round < 6; round++) {
+      const victim = sim.node(`cp-${(round % 3) + 1}`);
+      const others = sim.endpoints.filter((e) => e !== sim.endpointOf(victim.name)!.endpoint);
+      const a = api(withEndpoints(sim.talosconfig(), [sim.endpointOf(victim.name)!.endpoint, ...others]));
+      assert.equal(await a.version("10.5.0.6"), "v1.13.1");
+      victim.reboot();
+      while (sim.endpointOf(victim.name)!.listening) await new Promise((r) => setImmediate(r));
+      assert.equal(await a.version("10.5.0.6"), "v1.13.1", `round ${round}`);
+      while (!victim.up || !sim.endpointOf(victim.name)!.listening) await new Promise((r) => setTimeout(r, 10));
+    }
+  });
+
   it("upgrading the endpoint node itself (>= 1.13 path): one reboot, back on the target through another endpoint", async () => {
     const a = api();
     const n = sim.node("cp-3");
