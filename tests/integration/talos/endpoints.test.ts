@@ -87,7 +87,7 @@ describe("talos: several endpoints (one apid per control plane) and failover", f
       const a = api(withEndpoints(sim.talosconfig(), [sim.endpointOf(victim.name)!.endpoint, ...others]));
       assert.equal(await a.version("10.5.0.6"), "v1.13.1");
       victim.reboot();
-      while (sim.endpointOf(victim.name)!.listening) await new Promise((r) => setImmediate(r));
+      while (sim.endpointOf(victim.name)!.listening) await new Promise((r) => setTimeout(r, 2));
       assert.equal(await a.version("10.5.0.6"), "v1.13.1", `round ${round}`);
       while (!victim.up || !sim.endpointOf(victim.name)!.listening) await new Promise((r) => setTimeout(r, 10));
     }
