@@ -2,12 +2,12 @@
 // gone while they reboot), Talos refusing a control plane while the previous one's etcd member catches up (legacy
 // path, Talos before v1.13.4), Reboot answers lost as nodes go down fast, Nodes that stay Ready on the old osImage
 // through a fast reboot with a kubelet that reports late, per-node installer images, and a single control plane that
-// is the only endpoint. Each run upgrades every node exactly once (no node twice, none skipped). The runs follow one
-// another on one cluster (each starts from the version the previous one reached).
+// is the only endpoint; and 2 control planes, which Talos refuses for good. Each run upgrades every node exactly once
+// (no node twice, none skipped). The runs of one cluster follow one another (each starts where the previous ended).
 import * as assert from "node:assert/strict";
 import type { KubeClient } from "../../../provider/kube";
 import type { Machine } from "../../../provider/rollout/ports";
-import { runRollout } from "../../../provider/rollout/run";
+import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import { nodeInstallerImage, TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
@@ -134,5 +134,33 @@ describe("integration: rollout — a single control plane is the only endpoint (
     assert.equal(s.talos.endpoints.length, 1);
     await rollTo(s, kube, talos, "harsh-single", "v1.13.2", []);
     assert.equal(s.talos.node("cp-1").received.reboot, 1);
+  });
+});
+
+describe("integration: rollout — 2 control planes on Talos before v1.13.4 (legacy path)", function () {
+  this.timeout(180000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  before(async () => {
+    s = await sim({ controlPlanes: 2, workers: 1, version: "v1.12.4" });
+    ({ kube, talos } = adapters(s));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("Talos refuses the first control plane for good (etcd quorum): the run stops at once with the reason, no node touched", async () => {
+    const boots = recordBoots(s);
+    const t0 = Date.now();
+    const err = await runRollout(kube, talos, runOptions("harsh-two", { targetVersion: "v1.13.2" })).then(
+      () => assert.fail("the run should have failed"), (e: RolloutError) => e);
+    assert.ok(err instanceof RolloutError, String(err));
+    assert.ok(Date.now() - t0 < 45000, "not retried until nodeTimeout");
+    assert.equal(err.status.phase, "Failed");
+    assert.match(err.message, /cp-1.*Talos refused: error validating etcd for upgrade: etcd member count\(2\) is insufficient to maintain quorum if upgrade commences; etcd would lose quorum while this control plane reboots — run an odd number of control planes/);
+    assert.deepEqual(boots.downs, []);
+    assert.equal(s.talos.node("cp-1").received.upgrade, 1, "a permanent refusal is not retried");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.12.4"]));
   });
 });
