@@ -2,6 +2,17 @@ import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
 import { healthcheckId } from "../provider/template/validate";
 import { Cluster } from "./cluster";
+import { resourceUrn } from "./urn";
+
+/** A Healthcheck as a TalosUpgrade's gate takes it: the check's own inputs, composed into its Job by the provider. */
+export interface GateCheckInput {
+  cluster: string;
+  name?: string;
+  idOverride?: string;
+  job?: string | Record<string, unknown> | Record<string, unknown>[];
+  file?: string;
+  interval?: string;
+}
 
 export interface HealthcheckArgs {
   /**
@@ -51,11 +62,17 @@ export class Healthcheck extends pulumi.dynamic.Resource {
    * the checks that gate each wave before this healthcheck exists.
    */
   public readonly plannedId: pulumi.Output<string>;
+  /**
+   * The inputs that define what the check runs (known during preview, unlike `composedJob`), for a TalosUpgrade's
+   * gate: its diff then sees the checks' content, so a change of this resource's labels is no upgrade.
+   */
+  public readonly gateCheck: pulumi.Output<GateCheckInput>;
 
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
     super(shim, name, {
       kind: "Healthcheck",
+      resourceUrn: resourceUrn("Healthcheck", name, opts),
       clusterName: cluster ? cluster.clusterName : args.cluster,
       kubeconfig: cluster ? cluster.kubeconfig : undefined,
       name: args.name,
@@ -72,7 +89,13 @@ export class Healthcheck extends pulumi.dynamic.Resource {
       composedJob: undefined,
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Healthcheck");
-    this.plannedId = pulumi.all([cluster ? cluster.clusterNameInput : args.cluster, args.name, args.idOverride])
+    const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
+    this.plannedId = pulumi.all([clusterName, args.name, args.idOverride])
       .apply(([c, name, idOverride]) => healthcheckId({ name, idOverride }, String(c)));
+    this.gateCheck = pulumi.all([clusterName, args.name, args.idOverride, args.job, args.file, args.interval])
+      .apply(([c, name, idOverride, job, file, interval]) => JSON.parse(JSON.stringify({
+        cluster: String(c), name, idOverride, job, file, interval,
+      })) as GateCheckInput);
   }
 }
+

@@ -1,6 +1,6 @@
 // talos-gate: typed Pulumi resources for healthcheck-gated Talos upgrades.
 export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
-export { Healthcheck, HealthcheckArgs } from "./healthcheck";
+export { GateCheckInput, Healthcheck, HealthcheckArgs } from "./healthcheck";
 export {
   TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus, TalosUpgradeMachineStatus, TalosUpgradeStatus,
   UpgradeStrategyArgs,

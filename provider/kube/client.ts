@@ -5,6 +5,12 @@ import * as k8s from "@kubernetes/client-node";
 import { KubeError } from "./errors";
 import { msg } from "./messages";
 
+/**
+ * Every request ends within this time (watches excepted: they have their own server-side timeout and watchdog): an
+ * API server that accepts a connection and never answers must not hang a rollout, a cleanup or a preview.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 /** Kubernetes API requests made through one port instance. */
 export interface KubeStats {
   /** Every HTTP request, watches included. */
@@ -39,7 +45,7 @@ export class KubeClients {
   private agent?: Promise<https.Agent>;
   private readonly watcher: k8s.Watch;
 
-  constructor(kubeconfigText: string) {
+  constructor(kubeconfigText: string, requestTimeoutMs = REQUEST_TIMEOUT_MS) {
     const kc = new k8s.KubeConfig();
     try {
       kc.loadFromString(kubeconfigText);
@@ -75,6 +81,7 @@ export class KubeClients {
         counts.byMethod[m] = (counts.byMethod[m] ?? 0) + 1;
         const agent = sharedAgent();
         if (agent) ctx.setAgent(await agent);
+        if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(requestTimeoutMs));
         return ctx;
       },
       async post(rsp) {

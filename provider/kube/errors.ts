@@ -62,6 +62,10 @@ export function apiMessage(err: unknown): string {
   if (body?.message) return body.message;
   const status = statusOf(err);
   if (status !== undefined) return `HTTP ${status}`;
+  // The only signal on a request is the port's request timeout (client.ts): node-fetch reports it as a user abort.
+  if ((err as { name?: unknown })?.name === "AbortError" || (err as { type?: unknown })?.type === "aborted") {
+    return "no answer from the API server before the request timed out";
+  }
   const e = err as { code?: unknown; errno?: unknown; message?: unknown; cause?: { code?: unknown } };
   const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : undefined;
   const text = typeof e?.message === "string" ? e.message.split("\n")[0] : String(err);

@@ -6,7 +6,7 @@ import type {
 import { KubeClients, KubeStats } from "./client";
 import { drain } from "./drain";
 import { EventRecorder } from "./events";
-import { acquireLease } from "./lease";
+import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
 import { listMachines, readMachine, setUnschedulable } from "./nodes";
 import { runCheck } from "./runner";
@@ -20,6 +20,7 @@ export type {
 export { KubeError } from "./errors";
 export { failureText, jobBody } from "./runner";
 export { talosVersionOf } from "./nodes";
+export type { RunningRollout } from "./lease";
 
 export interface KubeApiOptions {
   /** Where best-effort failures (sweep, pod cleanup, events, status mirror, watch reconnects) are reported. */
@@ -28,6 +29,8 @@ export interface KubeApiOptions {
   statusThrottleMs?: number;
   /** Record HealthcheckPassed / HealthcheckFailed Events on runner Jobs (default true). */
   runnerEvents?: boolean;
+  /** Bound of every request but watches (default 60 s). */
+  requestTimeoutMs?: number;
 }
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
@@ -40,6 +43,13 @@ export interface KubeClient extends KubeApi {
   recordEvent(event: RolloutEvent): void;
   /** Writes pending status-mirror writes and events now and waits for them. */
   flush(): Promise<void>;
+  /** Who runs a rollout on the cluster now (the holder of its Lease), or undefined. */
+  runningRollout(cluster: string): Promise<RunningRollout | undefined>;
+  /**
+   * Asks the rollout running on the cluster to stop before its next node (annotates its Lease with `by`); resolves
+   * the holder asked, or undefined when no rollout runs.
+   */
+  requestStop(cluster: string, by: string): Promise<RunningRollout | undefined>;
   /** Kubernetes API requests made so far through this instance. */
   stats(): KubeStats;
   /** Flushes, then releases connections. */
@@ -47,7 +57,7 @@ export interface KubeClient extends KubeApi {
 }
 
 export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
-  const c = new KubeClients(kubeconfigText);
+  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs);
   const log = opts.log ?? (() => undefined);
   const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500);
   const events = new EventRecorder(c, log);
@@ -69,6 +79,8 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     flush: async () => {
       await Promise.all([mirror.flush(), events.flush()]);
     },
+    runningRollout: (cluster: string) => runningRollout(c, cluster),
+    requestStop: (cluster: string, by: string) => requestStop(c, cluster, by),
     stats: () => c.stats(),
     close: async () => {
       await Promise.all([mirror.flush(), events.flush()]);

@@ -12,6 +12,8 @@
 //       annotations?} with the template's rules; failures are [{ path, message }] for a Pulumi `check`.
 //   composeHealthcheck(hc: Healthcheck, clusterName?): { id, jobName, namespace, job, configHash, intervalMs }
 //       The runner Job (= provider/rollout/ports.ts HealthcheckJob); throws TemplateValidationError on a bad manifest.
+//   composeHealthcheckInput(input, { cluster, ...fileOptions }): { ok: true, composed } | { ok: false, failures }
+//       validateHealthcheck + composeHealthcheck in one step (the SDK at preview, the provider at create).
 //   healthcheckId({name?, idOverride?}, cluster): string — `idOverride` or `cluster-<cluster>-<name>`.
 //   parseDuration(s): number (ms) / formatDuration(ms): string — Go's time.ParseDuration / Duration.String();
 //       parseDurationNs / formatDurationNs for exact bigint nanoseconds; DurationError carries Go's message.
@@ -30,6 +32,7 @@ export {
   TERMINATION_MESSAGE_POLICY, type ComposedHealthcheckJob,
 } from "./compose";
 export { TemplateValidationError, type TemplateError } from "./errors";
+export { composeHealthcheckInput, type ComposedInput } from "./healthcheckInput";
 export type { FileOptions } from "./files";
 export { DEFAULT_LIMITS, type YamlLimits } from "./yamlnodes";
 export type * from "./model";

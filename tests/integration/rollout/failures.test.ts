@@ -58,6 +58,38 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
   });
 
+  it("holdTimeout also ends a check that never finishes: it holds as \"waiting to complete\", its Job is deleted, the lease released", async () => {
+    // Before the fix the run waited on the Job for ever: holdTimeout was only checked after every check returned.
+    const never = shellCheck(CLUSTER, "slow", "sleep 100000");
+    const started = Date.now();
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [never], holdTimeoutMs: 3000 })));
+    assert.ok(Date.now() - started < 60000, "ended by holdTimeout, not left waiting on the Job");
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 3s before wave 1\/3: "cluster-bounded-slow": waiting to complete; /);
+    assert.equal(err.status.healthchecks.find((h) => h.id === "cluster-bounded-slow")?.state, "RUNNING");
+    assert.deepEqual(boots.downs, []);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] }, "the cut-short check's Job and pod are gone");
+    assert.equal(await kube.runningRollout(CLUSTER), undefined, "the lease is released");
+  });
+
+  it("a stop request through the cluster (talos-gate stop) ends a held run before its first node, naming who asked", async () => {
+    await setGate(clients(s).core, "stop-gate", false);
+    const run = runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [configMapGateCheck(CLUSTER, "stop-gate")] }));
+    await until("the gate to hold", async () => ((await kube.readStatus(CLUSTER)) as UpgradeStatus | undefined)?.gate === "held");
+    assert.equal((await kube.requestStop(CLUSTER, "oncall@laptop"))?.holder, `test:${CLUSTER}@${process.pid}`);
+    const err = await rejection(run);
+    assert.match(err.message, /^upgrade cancelled before node cp-1 \(0\/3 machines on the target\): stop requested by oncall@laptop at \S+ \(talos-gate stop\); run `pulumi up` again/);
+    assert.deepEqual(boots.downs, []);
+    assert.equal(await kube.runningRollout(CLUSTER), undefined);
+  });
+
+  it("a cancel carries its reason into the status (what stopped the run)", async () => {
+    const ctl = new AbortController();
+    ctl.abort(new Error("the Pulumi engine cancelled the update (Ctrl-C or SIGTERM to the pulumi CLI)"));
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { signal: ctl.signal })));
+    assert.match(err.message, /^upgrade cancelled before node cp-1 \(0\/3 machines on the target\): the Pulumi engine cancelled the update/);
+    assert.deepEqual(boots.downs, []);
+  });
+
   it("lease: a second run of the same cluster is refused at once, naming the holder; the first is unaffected", async () => {
     const abort = new AbortController();
     let last: UpgradeStatus | undefined;
