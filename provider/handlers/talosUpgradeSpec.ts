@@ -11,6 +11,7 @@ import { CONFIG_HASH_ANNOTATION, type ComposedHealthcheckJob } from "../template
 import { composeHealthcheckInput } from "../template/healthcheckInput";
 import { parseDuration } from "../template/duration";
 import { canonical } from "./common";
+import { machineOverride, type MachineOverride } from "./clusterSpec";
 
 export const DEFAULT_HOLD_TIMEOUT = "60m";
 export const DEFAULT_NODE_TIMEOUT = "15m";
@@ -51,6 +52,8 @@ const talosUpgradeProps = z.object({
   owner: optionalString,
   resourceUrn: optionalString,
   machineNames: z.array(z.string()).nullish(),
+  /** The Cluster's machine overrides (since 0.2.0; 0.1.0 state has only machineNames). */
+  machines: z.array(machineOverride).nullish(),
   version: z.string(),
   installerImage: optionalString,
   schematic: optionalString,
@@ -70,8 +73,8 @@ export interface TalosUpgradeSpec {
   owner?: string;
   /** The resource's URN (diagnostics land on its row). */
   urn?: string;
-  /** Node names the Cluster selects; empty = every Node. */
-  machineNames: string[];
+  /** The machines the Cluster names, with its overrides; empty = every Node as its labels say. */
+  machines: MachineOverride[];
   /** Version every node must report afterwards, e.g. "v1.13.2". */
   version: string;
   image: string;
@@ -99,7 +102,9 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
     talosconfig: p.talosconfig,
     ...(p.owner ? { owner: p.owner } : {}),
     ...(p.resourceUrn ? { urn: p.resourceUrn } : {}),
-    machineNames: [...(p.machineNames ?? [])].sort(),
+    machines: (p.machines ?? (p.machineNames ?? []).map((name) => ({ name })))
+      .map((m) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as MachineOverride)
+      .sort((a, b) => a.name.localeCompare(b.name)),
     version,
     image,
     healthchecks: (p.healthchecks ?? []).map((h, i) => ("id" in h ? fromComposed(h) : composeCheck(h, i))),
@@ -152,7 +157,7 @@ export class InvalidCheck extends Error {
 export function rolloutKey(s: TalosUpgradeSpec): string {
   return canonical({
     clusterName: s.clusterName,
-    machineNames: s.machineNames,
+    machines: s.machines,
     version: s.version,
     image: s.image,
     holdTimeoutMs: s.holdTimeoutMs,

@@ -8,7 +8,7 @@ import { drain } from "./drain";
 import { EventRecorder } from "./events";
 import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
-import { listMachines, readMachine, setUnschedulable } from "./nodes";
+import { cordon, listMachines, readMachine, uncordon } from "./nodes";
 import { runCheck } from "./runner";
 import { StatusMirror } from "./status";
 import { sweepRunners } from "./sweep";
@@ -67,9 +67,9 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: () => sweepRunners(c, log),
-    cordon: (node: string) => setUnschedulable(c, node, true),
-    uncordon: (node: string) => setUnschedulable(c, node, false),
-    drain: (node: string, o: { timeoutMs: number; signal?: AbortSignal }) => drain(c, node, o, log),
+    cordon: (node: string, owner: string) => cordon(c, node, owner),
+    uncordon: (node: string, owner: string) => uncordon(c, node, owner),
+    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal }) => drain(c, node, o, log),
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),

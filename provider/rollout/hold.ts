@@ -1,5 +1,6 @@
-// The gate before each wave (Omni §4.5–4.6): wait until every machine is Ready, then run every healthcheck until all
-// pass in one attempt, retrying failing ones at the shortest interval. One bound covers the whole hold: at
+// The gate before each wave (Omni §4.5–4.6): wait until the nodes an interrupted run left mid-upgrade are Ready again
+// (other not-ready nodes only shrink the quota: plan.ts), then run every healthcheck until all pass in one attempt,
+// retrying failing ones at the shortest interval. One bound covers the whole hold: at
 // `holdTimeout` a running check is cut short (it holds as "waiting to complete"), a not-ready wait ends, and the run
 // stops with the reason; nothing waits past the deadline, whatever it waits on.
 import { deadline, type Deadline } from "./clock";
@@ -9,22 +10,23 @@ import type { CheckOutcome, HealthcheckJob } from "./ports";
 import * as msg from "./messages";
 
 /** Holds until the cluster is ready and every check passes; throws Stop at holdTimeout or when the run must stop. */
-export async function holdGate(ctx: RunContext, waveNo: number, nextNode: string): Promise<void> {
+export async function holdGate(ctx: RunContext, waveNo: number, nextNode: string, inFlight: ReadonlySet<string>): Promise<void> {
   const start = ctx.now();
   const bound = deadline(ctx.clock, start + ctx.opts.holdTimeoutMs, [ctx.stop]);
   try {
-    await waitClusterReady(ctx, bound, nextNode);
+    await waitInFlightReady(ctx, bound, nextNode, inFlight);
     await passChecks(ctx, waveNo, bound, nextNode);
   } finally {
     bound.dispose();
   }
 }
 
-async function waitClusterReady(ctx: RunContext, bound: Deadline, nextNode: string): Promise<void> {
+async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: string, inFlight: ReadonlySet<string>): Promise<void> {
+  if (inFlight.size === 0) return;
   const pollMs = ctx.opts.readyPollMs ?? 2000;
   let waiting = false;
   for (;;) {
-    const notReady = (await ctx.machines()).filter((m) => !m.ready).map((m) => m.name).sort();
+    const notReady = (await ctx.machines()).filter((m) => !m.ready && inFlight.has(m.name)).map((m) => m.name).sort();
     if (notReady.length === 0) {
       if (waiting) await ctx.emit({ type: "ClusterReady", at: ctx.now() });
       return;

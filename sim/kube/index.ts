@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { toolsBin } from "../tools";
+import { toolPath } from "../tools";
 import { DisruptionController } from "./disruption";
 import { DrainOptions, DrainReport, drainForTalos } from "./drain";
 import { JobController } from "./jobcontroller";
@@ -119,7 +119,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     await nodeR.start();
     await podR.start();
     const scheduler = new NodeScheduler(nodeR, owned);
-    const kubelet = new Kubelet({ rest, pods: podR, nodes: nodeR, owned, jobKubeconfigPath, toolsBin, workDir: path.join(workDir, "pods"), server: rest.server, log, crashBackoffMs: opts.containerRestartBackoffMs });
+    const kubelet = new Kubelet({ rest, pods: podR, nodes: nodeR, owned, jobKubeconfigPath, toolsBin: path.dirname(toolPath("kubectl")), workDir: path.join(workDir, "pods"), server: rest.server, log, crashBackoffMs: opts.containerRestartBackoffMs });
     kubelet.start();
     stoppers.push(() => kubelet.stop());
     const binder = new PodBinder({ rest, pods: podR, nodes: nodeR, scheduler, log });

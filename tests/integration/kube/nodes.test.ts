@@ -84,7 +84,7 @@ describe("integration: kube port — nodes and drain", function () {
     const cp1 = await createNode(h, { controlPlane: true, osImage: "Talos (v1.13.2)", ip: "10.5.0.10" });
     const w1 = await createNode(h, { ready: false, osImage: "Ubuntu 24.04", ip: "10.5.0.20" });
     const w2 = await createNode(h, { set: "gpu", ip: "10.5.0.21" });
-    await h.kube.cordon(w2);
+    assert.equal(await h.kube.cordon(w2, "pulumi:p/s/talos"), true);
     const machines = await h.kube.listMachines();
     const byName = new Map(machines.map((m) => [m.name, m]));
     assert.deepEqual(byName.get(cp1), {
@@ -92,10 +92,30 @@ describe("integration: kube port — nodes and drain", function () {
     });
     assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, machineSet: "workers" });
     assert.deepEqual(byName.get(w2), {
-      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, talosVersion: "v1.12.4", machineSet: "gpu",
+      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, cordonedBy: "pulumi:p/s/talos", talosVersion: "v1.12.4", machineSet: "gpu",
     });
-    await h.kube.uncordon(w2);
-    assert.notEqual((await h.core.readNode({ name: w2 })).spec?.unschedulable, true, "uncordoned");
+    assert.equal(await h.kube.uncordon(w2, "pulumi:p/s/talos"), true);
+    const node = await h.core.readNode({ name: w2 });
+    assert.notEqual(node.spec?.unschedulable, true, "uncordoned");
+    assert.equal(node.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined, "the mark is gone with the cordon");
+  });
+
+  it("cordons are owned: an administrator's cordon is never claimed nor lifted, another owner's is left alone", async () => {
+    const h = await harness();
+    const admin = await createNode(h, {});
+    await h.core.patchNode({ name: admin, body: [{ op: "add", path: "/spec/unschedulable", value: true }] }); // kubectl cordon
+    assert.equal(await h.kube.cordon(admin, "pulumi:p/s/talos"), false, "already cordoned: not claimed");
+    assert.equal(await h.kube.uncordon(admin, "pulumi:p/s/talos"), false, "not ours: not lifted");
+    const a = await h.core.readNode({ name: admin });
+    assert.equal(a.spec?.unschedulable, true, "the administrator's cordon stays");
+    assert.equal(a.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined);
+    assert.equal((await h.kube.readMachine!(admin))?.cordonedBy, undefined);
+
+    const other = await createNode(h, {});
+    assert.equal(await h.kube.cordon(other, "pulumi:p/other-stack/talos"), true);
+    assert.equal(await h.kube.uncordon(other, "pulumi:p/s/talos"), false, "another owner's cordon is left alone");
+    assert.equal((await h.core.readNode({ name: other })).spec?.unschedulable, true);
+    assert.equal(await h.kube.uncordon(other, "pulumi:p/other-stack/talos"), true);
   });
 
   it("drain evicts pods, skips DaemonSet and mirror pods, and names the PodDisruptionBudget that blocks it", async () => {
@@ -116,7 +136,7 @@ describe("integration: kube port — nodes and drain", function () {
     await setPdb(0);
     const stopKubelet = fakeKubelet(h, node);
     try {
-      await assert.rejects(h.kube.drain(node, { timeoutMs: 3000 }), (err: Error) => {
+      await assert.rejects(h.kube.drain(node, { timeoutMs: 3000, owner: "test" }), (err: Error) => {
         assert.match(err.message, new RegExp(`drain of node ${node} did not finish within 3s`));
         assert.match(err.message, new RegExp(`${ns}/db-0 \\(blocked by PodDisruptionBudget ${ns}/db-pdb`));
         assert.match(err.message, new RegExp(`PodDisruptionBudget ${ns}/db-pdb — scale up`));
@@ -128,9 +148,9 @@ describe("integration: kube port — nodes and drain", function () {
       assert.deepEqual(await left(), ["agent-x", "db-0", "static-x"], "web-0 was evicted");
 
       await setPdb(1); // the budget allows one disruption now
-      await h.kube.drain(node, { timeoutMs: 10000 });
+      await h.kube.drain(node, { timeoutMs: 10000, owner: "test" });
       assert.deepEqual(await left(), ["agent-x", "static-x"]);
-      await h.kube.uncordon(node);
+      await h.kube.uncordon(node, "test");
       assert.notEqual((await h.core.readNode({ name: node })).spec?.unschedulable, true, "uncordoned");
     } finally {
       stopKubelet();

@@ -84,14 +84,14 @@ describe("integration: kube port — runner and drain on the simulated cluster",
       namespace: WORKLOAD_NAMESPACE,
       body: { metadata: { name: "keep-all" }, spec: { maxUnavailable: 0, selector: { matchLabels: { "app.kubernetes.io/name": WORKLOAD_RS } } } },
     });
-    await assert.rejects(kube.drain("worker-1", { timeoutMs: 3000 }), (err: Error) => {
+    await assert.rejects(kube.drain("worker-1", { timeoutMs: 3000, owner: "test" }), (err: Error) => {
       assert.match(err.message, new RegExp(`PodDisruptionBudget ${WORKLOAD_NAMESPACE}/keep-all`));
       return true;
     });
     await policy.deleteNamespacedPodDisruptionBudget({ name: "keep-all", namespace: WORKLOAD_NAMESPACE });
-    await kube.drain("worker-1", { timeoutMs: 60000 });
+    await kube.drain("worker-1", { timeoutMs: 60000, owner: "test" });
     assert.deepEqual(await onNode("worker-1"), ["DaemonSet"]);
     assert.equal((await kube.listMachines()).find((m) => m.name === "worker-1")?.cordoned, true);
-    await kube.uncordon("worker-1");
+    await kube.uncordon("worker-1", "test");
   });
 });

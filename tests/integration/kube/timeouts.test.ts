@@ -35,7 +35,7 @@ describe("integration: kube port — request bound", function () {
     const logs: string[] = [];
     const kube = createKubeApi(kubeconfig(server.port), { requestTimeoutMs: 500, log: (l) => logs.push(l) });
     try {
-      for (const call of [() => kube.uncordon("w-1"), () => kube.runningRollout("prod")]) {
+      for (const call of [() => kube.uncordon("w-1", "test"), () => kube.runningRollout("prod")]) {
         await assert.rejects(Promise.race([
           call(),
           new Promise((_, reject) => setTimeout(() => reject(new Error("still waiting after 20 s")), 20_000)),
