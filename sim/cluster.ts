@@ -1,14 +1,15 @@
 // A whole simulated Talos cluster in one process: a real control plane (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler), the Kubernetes side (Node objects, the kubelet emulator, workload objects) and simulated Talos nodes
-// behind one mTLS endpoint.
-// The two sides are wired as on a real cluster: a node going down for an upgrade flips its Node NotReady (and, for a
-// legacy upgrade, Talos cordons and drains it first); a node booting flips it Ready with the new osImage.
+// kube-scheduler), the Kubernetes side (Node objects, the kubelet emulator, workload objects) and simulated Talos nodes,
+// each control plane with its own mTLS endpoint. The two sides are wired as on a real cluster: a node going down for an
+// upgrade flips its Node NotReady (and, for a legacy upgrade, Talos cordons and drains it first); a node booting flips
+// it Ready with the new osImage — or, with the kubelet knobs, the Node stays Ready on its old osImage through a fast
+// reboot and the kubelet reports late.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ControlPlane, startControlPlane } from "./controlplane";
-import { KubeSim, KubeSimOptions, startKubeSim } from "./kube";
-import { generateNodes, TalosNodeSim } from "./talos";
+import { KubeletKnobs, KubeSim, KubeSimOptions, startKubeSim } from "./kube";
+import { EtcdKnobs, generateNodes, SimNodeSpec, TalosNodeSim } from "./talos";
 
 export interface SimClusterOptions {
   controlPlanes?: number;
@@ -23,8 +24,15 @@ export interface SimClusterOptions {
   /** Image pull and installer run times of the simulated nodes. */
   pullMs?: number;
   installMs?: number;
-  /** Kubelet knobs of the Kubernetes side (unpullable images, back-offs; see sim/kube/README.md). */
-  kubelet?: Pick<KubeSimOptions, "unpullableImages" | "imagePullBackoffMs" | "containerRestartBackoffMs">;
+  /** Per node name: platform, schematic, extensions, SecureBoot (the Talos side of Image Factory installs). */
+  nodes?: Record<string, Partial<Pick<SimNodeSpec, "platform" | "schematic" | "extensions" | "secureBoot">>>;
+  /** etcd knobs, e.g. a member unhealthy for a while after its node boots. */
+  etcd?: Partial<EtcdKnobs>;
+  /**
+   * Kubelet knobs (sim/kube/README.md): unpullable images and back-offs of the emulator, and the timing of its Node
+   * reports (staleWhileDown, reportDelayMs; also changeable later through `SimCluster.kubelet`).
+   */
+  kubelet?: Pick<KubeSimOptions, "unpullableImages" | "imagePullBackoffMs" | "containerRestartBackoffMs"> & Partial<KubeletKnobs>;
 }
 
 export interface SimMachine {
@@ -44,6 +52,8 @@ export interface SimCluster {
   talos: TalosNodeSim;
   kube: KubeSim;
   machines: SimMachine[];
+  /** Kubelet timing knobs, read at every reboot: change them to make Nodes stay Ready on the old osImage or report late. */
+  kubelet: KubeletKnobs;
   /** Resolves when every Talos event so far has been mirrored to the Node objects. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -64,10 +74,11 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
   try {
     const controlPlane = await startControlPlane({ dir: path.join(dir, "control-plane") });
     stoppers.push(() => controlPlane.stop());
-    const specs = generateNodes(controlPlanes + workers, controlPlanes, version);
+    const specs = generateNodes(controlPlanes + workers, controlPlanes, version).map((s) => ({ ...s, ...opts.nodes?.[s.name] }));
     const talos = await TalosNodeSim.start({
       nodes: specs,
       timing: { downMs: Math.round((opts.bootSeconds ?? 3) * 1000), pullMs: opts.pullMs ?? 200, installMs: opts.installMs ?? 300 },
+      etcd: opts.etcd,
     });
     stoppers.push(() => talos.stop());
     const machines: SimMachine[] = specs.map((s) => ({ name: s.name, role: s.role ?? "worker", address: s.address, version: s.version }));
@@ -76,10 +87,15 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
       machines: machines.map((m) => ({ name: m.name, role: m.role, address: m.address, talosVersion: m.version })),
       workloadPodsPerNode: opts.workloadPodsPerNode ?? 2,
       workDir: path.join(dir, "kube-sim"),
-      ...opts.kubelet,
+      ...(opts.kubelet?.unpullableImages ? { unpullableImages: opts.kubelet.unpullableImages } : {}),
+      ...(opts.kubelet?.imagePullBackoffMs !== undefined ? { imagePullBackoffMs: opts.kubelet.imagePullBackoffMs } : {}),
+      ...(opts.kubelet?.containerRestartBackoffMs !== undefined ? { containerRestartBackoffMs: opts.kubelet.containerRestartBackoffMs } : {}),
     });
     stoppers.push(() => kube.stop());
-    const lifecycle = kube.attachLifecycle(talos);
+    const kubelet: KubeletKnobs = {
+      staleWhileDown: opts.kubelet?.staleWhileDown ?? false, reportDelayMs: opts.kubelet?.reportDelayMs ?? 0,
+    };
+    const lifecycle = kube.attachLifecycle(talos, kubelet);
     stoppers.push(async () => lifecycle.detach());
     // Talos drains the node itself in a legacy upgrade; here that is the kube side's eviction-based drain.
     talos.hooks.beforeLegacyDown = async (node) => {
@@ -93,7 +109,7 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
       dir, kubeconfigPath, talosconfigPath,
       kubeconfig: controlPlane.kubeconfig,
       talosconfig: fs.readFileSync(talosconfigPath, "utf8"),
-      controlPlane, talos, kube, machines,
+      controlPlane, talos, kube, machines, kubelet,
       settled: () => lifecycle.idle(),
       stop,
     };

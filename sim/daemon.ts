@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     kubeconfig: cluster.kubeconfigPath,
     talosconfig: cluster.talosconfigPath,
     kubernetesServer: cluster.controlPlane.server,
-    talosEndpoint: cluster.talos.endpoint,
+    talosEndpoint: cluster.talos.endpoints.join(", "),
     machines: cluster.machines.map((m) => ({ name: m.name, role: m.role, address: m.address, version: m.version })),
     bootSeconds: opts.bootSeconds,
   };

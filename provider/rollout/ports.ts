@@ -170,6 +170,53 @@ export interface UpgradeNodeResult {
   newBootId: string;
 }
 
+/** What a node's own installer image is derived from (Omni's rule; provider/talos/image.ts nodeInstallerImage). */
+export interface NodeImageFacts {
+  /** Version API platform name, e.g. "metal", "aws". */
+  platform: string;
+  /** Image Factory schematic id of the running image (its `schematic` extension); undefined if not from Image Factory. */
+  schematic?: string;
+  /** System extensions other than Image Factory's `schematic` meta extension (names). */
+  extensions: string[];
+  /** SecurityState.secure_boot (false when the node does not report it). */
+  secureBoot: boolean;
+}
+
+/** One etcd member, with its health as its own control plane reports it (EtcdStatus). */
+export interface EtcdMemberHealth {
+  /** Member id in Talos' `%016x` form. */
+  id: string;
+  /** Member name: the node's hostname (= the Kubernetes Node name on Talos); "" for a member that never started. */
+  name: string;
+  /** Host of the member's first client URL: the node's address. */
+  address: string;
+  learner: boolean;
+  leader: boolean;
+  /** Answers EtcdStatus without errors and knows a leader. */
+  healthy: boolean;
+  /** Why it is not healthy, in words for the step (unreachable, etcd errors). */
+  problem?: string;
+}
+
+/** Whether a control plane may go down now without risking etcd. */
+export interface EtcdVerdict {
+  ok: boolean;
+  /** Why not (provider/talos/messages.ts wording), for the gate's step or the failure. */
+  reason?: string;
+  /** Waiting cannot help (e.g. 2 voting members: any reboot loses quorum). */
+  permanent?: boolean;
+}
+
+export interface EtcdHealth {
+  members: EtcdMemberHealth[];
+  /** Voting members needed for quorum. */
+  quorum: number;
+  /** Every member is healthy. */
+  healthy: boolean;
+  /** Whether the member of this node (member name, node name or address) may go down now: all members healthy and quorum kept without it. */
+  canTakeDown(node: string): EtcdVerdict;
+}
+
 export interface TalosApi {
   /** Talos version tag of the node, e.g. "v1.13.2". */
   version(node: string, opts?: { signal?: AbortSignal }): Promise<string>;
@@ -179,5 +226,11 @@ export interface TalosApi {
    * at the target is not touched (path "none"). A node that comes back on another version is an error.
    */
   upgradeNode(node: string, opts: UpgradeNodeOptions): Promise<UpgradeNodeResult>;
+  /** Platform, schematic, extensions and SecureBoot of a node, for its own installer image. */
+  imageFacts(node: string, opts?: { signal?: AbortSignal }): Promise<NodeImageFacts>;
+  /** etcd members and their health, asked through control plane `cpNode` (and each member's own node). */
+  etcdHealth(cpNode: string, opts?: { signal?: AbortSignal }): Promise<EtcdHealth>;
+  /** Moves etcd leadership away from control plane `node`; resolves with the new leader's name, "" if it was not the leader. */
+  forfeitLeadership(node: string, opts?: { signal?: AbortSignal }): Promise<string>;
   close(): void;
 }

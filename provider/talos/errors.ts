@@ -1,33 +1,62 @@
 // Classified errors of the Talos port. `retryable` says whether trying again later can help (node rebooting,
-// call cut short); everything else needs a human (credentials, roles, images, node state).
+// call cut short, a transient refusal by Talos); everything else needs a human (credentials, roles, images, node
+// state, an etcd that cannot keep quorum).
 import { status as Status } from "@grpc/grpc-js";
 import { msg } from "./messages";
 
 export type TalosErrorCode =
-  // retryable
-  | "UNAVAILABLE" | "CANCELLED" | "DEADLINE_EXCEEDED" | "STREAM_ENDED" | "MUTEX_BUSY" | "ABORTED"
+  // retryable: the node or endpoint is busy rebooting, or the call was cut short
+  | "UNAVAILABLE" | "CANCELLED" | "DEADLINE_EXCEEDED" | "STREAM_ENDED" | "ABORTED"
+  // retryable: Talos refused for now (transient refusals, retried within nodeTimeout)
+  | "MUTEX_BUSY" | "IN_PROGRESS" | "ETCD_UNHEALTHY"
   // permanent
   | "PERMISSION_DENIED" | "UNAUTHENTICATED" | "CERTIFICATE" | "FAILED_PRECONDITION" | "NOT_FOUND" | "UNIMPLEMENTED"
-  | "INVALID_ARGUMENT" | "INSTALLER_EXIT" | "SEQUENCE_FAILED" | "LOCKED" | "ROLLED_BACK" | "TIMEOUT"
+  | "INVALID_ARGUMENT" | "INSTALLER_EXIT" | "SEQUENCE_FAILED" | "LOCKED" | "ROLLED_BACK" | "TIMEOUT" | "ETCD_QUORUM"
   | "TARGET_UNKNOWN" | "CONFIG" | "INTERNAL" | "UNKNOWN";
 
+/** Refusals by Talos that go away by themselves: the same call may be sent again a little later. */
+const TRANSIENT_REFUSALS: ReadonlySet<TalosErrorCode> = new Set<TalosErrorCode>(["MUTEX_BUSY", "IN_PROGRESS", "ETCD_UNHEALTHY"]);
+
 const RETRYABLE: ReadonlySet<TalosErrorCode> = new Set<TalosErrorCode>([
-  "UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED", "STREAM_ENDED", "MUTEX_BUSY", "ABORTED",
+  "UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED", "STREAM_ENDED", "ABORTED", ...TRANSIENT_REFUSALS,
 ]);
 
 export class TalosError extends Error {
   override readonly name = "TalosError";
   readonly retryable: boolean;
+  /** What the server (or grpc-js) said, redacted; undefined for errors made up locally. */
+  readonly detail?: string;
+  /**
+   * The call reached the node and its connection broke before the answer: it may have been processed. An action
+   * (Reboot, Upgrade) that fails this way may have started, and must not be sent again without checking.
+   */
+  readonly maybeProcessed: boolean;
+  /** No endpoint could be reached at all: the request never left this process (safe to send again). */
+  readonly unsent: boolean;
   constructor(
     readonly code: TalosErrorCode,
     message: string,
     readonly node?: string,
     /** gRPC status code, when the error came from a call. */
     readonly grpcCode?: number,
+    extra: { detail?: string; maybeProcessed?: boolean; unsent?: boolean } = {},
   ) {
     super(redact(message));
     this.retryable = RETRYABLE.has(code);
+    this.detail = extra.detail;
+    this.maybeProcessed = extra.maybeProcessed ?? false;
+    this.unsent = !this.maybeProcessed && (extra.unsent ?? false);
   }
+
+  /** The same error, marked as possibly processed by the node (or as never sent). */
+  with(extra: { maybeProcessed?: boolean; unsent?: boolean }): TalosError {
+    return new TalosError(this.code, this.message, this.node, this.grpcCode, { detail: this.detail, ...extra });
+  }
+}
+
+/** Talos refused an action for now (upgrade mutex held, another installation running, etcd not healthy yet). */
+export function isTransientRefusal(err: unknown): boolean {
+  return err instanceof TalosError && TRANSIENT_REFUSALS.has(err.code);
 }
 
 /** Removes PEM blocks and long base64 runs (key or certificate material) from text that may reach a user. */
@@ -48,6 +77,11 @@ function detailOf(err: { details?: string; message?: string }): string {
   return redact(d.replace(/^\d+ [A-Z_]+: /, "")).slice(0, 600);
 }
 
+/** Talos' etcd refusals that cannot pass by waiting (internal/pkg/etcd ValidateForUpgrade). */
+const ETCD_QUORUM = /insufficient to maintain quorum|only 1 etcd member found/i;
+/** Talos' etcd refusals that pass once every member is healthy again (a member catching up after its node booted). */
+const ETCD_UNHEALTHY = /etcd member \S+ is not (healthy|started)|etcdserver: no leader/i;
+
 export interface GrpcLikeError {
   code?: number | string;
   details?: string;
@@ -60,13 +94,15 @@ export function classify(err: unknown, node: string, op: string): TalosError {
   const e = (err ?? {}) as GrpcLikeError;
   const code = typeof e.code === "number" ? e.code : undefined;
   const detail = detailOf(e);
-  const make = (c: TalosErrorCode, m: string) => new TalosError(c, m, node, code);
+  const make = (c: TalosErrorCode, m: string) => new TalosError(c, m, node, code, { detail });
   if (code === undefined) {
     if (typeof e.code === "string" && /^ERR_(OSSL|TLS|SSL)|CERT/.test(e.code)) return make("CERTIFICATE", msg.certificate(node, op, detail));
     return make("UNKNOWN", msg.local(node, op, detail || String(err)));
   }
   switch (code) {
     case Status.UNAVAILABLE:
+      // etcd answers Unavailable "etcdserver: no leader" through a live node: not a reachability problem
+      if (ETCD_UNHEALTHY.test(detail)) return make("ETCD_UNHEALTHY", msg.etcdUnhealthy(node, op, detail));
       if (CERT_PATTERNS.some((p) => p.test(detail))) return make("CERTIFICATE", msg.certificate(node, op, detail));
       return make("UNAVAILABLE", msg.unavailable(node, op, detail));
     case Status.CANCELLED:
@@ -78,6 +114,7 @@ export function classify(err: unknown, node: string, op: string): TalosError {
     case Status.UNAUTHENTICATED:
       return make("UNAUTHENTICATED", msg.unauthenticated(node, op, detail));
     case Status.FAILED_PRECONDITION:
+      if (/another installation\/upgrade is already in progress/i.test(detail)) return make("IN_PROGRESS", msg.inProgress(node, op, detail));
       return make("FAILED_PRECONDITION", msg.failedPrecondition(node, op, detail));
     case Status.NOT_FOUND:
       return make("NOT_FOUND", msg.notFound(node, op, detail));
@@ -85,12 +122,18 @@ export function classify(err: unknown, node: string, op: string): TalosError {
       return make("UNIMPLEMENTED", msg.unimplemented(node, op));
     case Status.INVALID_ARGUMENT:
       return make("INVALID_ARGUMENT", msg.invalidArgument(node, op, detail));
+    case Status.RESOURCE_EXHAUSTED:
+      // grpc-js' mapping of a GOAWAY ENHANCE_YOUR_CALM (e.g. apid's "too_many_pings"): the connection was closed
+      if (/Bandwidth exhausted/i.test(detail)) return make("UNAVAILABLE", msg.unavailable(node, op, detail));
+      return make("UNKNOWN", msg.failed(node, op, "RESOURCE_EXHAUSTED", detail));
     case Status.INTERNAL:
       // grpc-js reports a stream reset by a rebooting peer as INTERNAL "Received RST_STREAM ..."
       if (/RST_STREAM|Connection dropped|ECONNRESET/i.test(detail)) return make("UNAVAILABLE", msg.unavailable(node, op, detail));
       return make("INTERNAL", msg.failed(node, op, "INTERNAL", detail));
     default:
       if (/upgrade mutex/i.test(detail)) return make("MUTEX_BUSY", msg.mutexBusy(node, op, detail));
+      if (ETCD_QUORUM.test(detail)) return make("ETCD_QUORUM", msg.etcdQuorum(node, op, detail));
+      if (ETCD_UNHEALTHY.test(detail)) return make("ETCD_UNHEALTHY", msg.etcdUnhealthy(node, op, detail));
       if (/error validating installer image|error pulling image/i.test(detail)) return make("NOT_FOUND", msg.notFound(node, op, detail));
       if (CERT_PATTERNS.slice(0, 6).some((p) => p.test(detail))) return make("CERTIFICATE", msg.certificate(node, op, detail));
       return make("UNKNOWN", msg.failed(node, op, Status[code] ?? String(code), detail));

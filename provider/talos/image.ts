@@ -1,7 +1,9 @@
-// PURE: Talos installer image names and the Talos version an installer image installs (its tag).
+// PURE: Talos installer image names (vanilla, Image Factory, per node like Omni) and the Talos version an installer
+// image installs (its tag).
+import type { NodeImageFacts } from "../rollout/ports";
 import { TalosError } from "./errors";
 import { msg } from "./messages";
-import { sameVersion, tryNormalizeVersion } from "../version";
+import { compareVersions, sameVersion, tryNormalizeVersion } from "../version";
 
 export const GHCR_INSTALLER = "ghcr.io/siderolabs/installer";
 export const FACTORY_HOST = "factory.talos.dev";
@@ -70,4 +72,46 @@ export function targetVersion(image: string, explicit?: string): string {
   }
   if (!fromTag) throw new TalosError("TARGET_UNKNOWN", msg.targetUnknown(image));
   return fromTag;
+}
+
+/** What the user chose explicitly; each choice wins over what the node reports. */
+export interface InstallerChoice {
+  /** One installer image for every node, used as is. */
+  installerImage?: string;
+  /** One Image Factory schematic for every node, instead of each node's own. */
+  schematic?: string;
+  /** Image Factory host, default factory.talos.dev. */
+  factoryHost?: string;
+}
+
+/** Talos from which Image Factory installer names carry the platform (`metal-installer`); Omni's rule. */
+const PLATFORM_PREFIX_SINCE = "v1.10.0";
+
+/**
+ * The installer image for upgrading `node` to `target`, as Omni builds it (internal/backend/installimage): an
+ * explicit installer image wins; otherwise the schematic (explicit, else the node's own) gives
+ * `<factory>/<platform>-installer[-secureboot]/<schematic>:<target>` — no `<platform>-` below Talos 1.10 — and a node
+ * without a schematic gets the vanilla `ghcr.io/siderolabs/installer:<target>`. Stricter than Omni: a node that runs
+ * extensions without a schematic (installed bypassing Image Factory) is refused, because the vanilla installer would
+ * silently drop its extensions.
+ */
+export function nodeInstallerImage(node: string, target: string, facts: NodeImageFacts, choice: InstallerChoice = {}): string {
+  const version = tryNormalizeVersion(target);
+  if (!version) throw new TalosError("TARGET_UNKNOWN", msg.badVersion(target));
+  if (choice.installerImage) {
+    parseImageRef(choice.installerImage);
+    return choice.installerImage;
+  }
+  const schematic = choice.schematic || facts.schematic;
+  if (!schematic) {
+    if (facts.extensions.length) throw new TalosError("CONFIG", msg.extensionsWithoutSchematic(node, facts.extensions), node);
+    return `${GHCR_INSTALLER}:${version}`;
+  }
+  if (!/^[0-9a-f]{64}$/.test(schematic)) throw new TalosError("CONFIG", msg.badSchematic(schematic));
+  let name = facts.secureBoot ? "installer-secureboot" : "installer";
+  if (compareVersions(version, PLATFORM_PREFIX_SINCE) >= 0) {
+    if (!facts.platform) throw new TalosError("CONFIG", msg.noPlatform(node), node);
+    name = `${facts.platform}-${name}`;
+  }
+  return `${choice.factoryHost ?? FACTORY_HOST}/${name}/${schematic}:${version}`;
 }

@@ -2,15 +2,21 @@
 // real Talos machine API over gRPC with mTLS.
 import type { TalosApi, UpgradeNodeOptions, UpgradeNodeResult } from "../rollout/ports";
 import { TalosClient, TalosClientOptions } from "./client";
+import { readEtcdHealth } from "./etcd";
+import { readImageFacts } from "./facts";
 import { parseTalosconfig } from "./talosconfig";
 import { upgradeNode, UpgradeTuning } from "./upgrade";
 
-export { TalosClient } from "./client";
-export type { CallOptions, EventStream, EventsRequest, LegacyUpgradeRequest, TalosClientOptions, TalosEvent, VersionInfo } from "./client";
-export { classify, isRetryable, redact, TalosError } from "./errors";
+export { DEFAULT_CHANNEL_OPTIONS, TalosClient } from "./client";
+export type {
+  CallOptions, EtcdMemberInfo, EtcdMemberStatusInfo, EventStream, EventsRequest, LegacyUpgradeRequest, TalosClientOptions, TalosEvent,
+  TalosResource, VersionInfo,
+} from "./client";
+export { classify, isRetryable, isTransientRefusal, redact, TalosError } from "./errors";
 export type { TalosErrorCode } from "./errors";
-export { installerImage, parseImageRef, targetVersion, versionFromImage } from "./image";
-export type { ImageRef, InstallerImageOptions } from "./image";
+export { etcdHealthOf, etcdVerdict } from "./etcd";
+export { installerImage, nodeInstallerImage, parseImageRef, targetVersion, versionFromImage } from "./image";
+export type { ImageRef, InstallerChoice, InstallerImageOptions } from "./image";
 export { normalizeTalosKey, parseEndpoint, parseTalosconfig } from "./talosconfig";
 export type { Endpoint, TalosConfig } from "./talosconfig";
 export { supportsLifecycleApi, needsStagedUpgrade } from "./version";
@@ -34,6 +40,11 @@ export function createTalosApi(talosconfigText: string, opts: TalosApiOptions = 
     },
     bootId: (node: string, o?: { signal?: AbortSignal }) => client.bootId(node, o),
     upgradeNode: (node: string, o: UpgradeNodeOptions): Promise<UpgradeNodeResult> => upgradeNode(client, node, o, opts),
+    imageFacts: (node: string, o?: { signal?: AbortSignal }) => readImageFacts(client, node, { ...o, timeoutMs: opts.probeTimeoutMs ?? 5000 }),
+    etcdHealth: (cpNode: string, o?: { signal?: AbortSignal }) => readEtcdHealth(client, cpNode, { ...o, timeoutMs: opts.probeTimeoutMs ?? 5000 }),
+    async forfeitLeadership(node: string, o?: { signal?: AbortSignal }) {
+      return client.etcdForfeitLeadership(node, { ...o, timeoutMs: 60_000 });
+    },
     close: () => client.close(),
   };
 }

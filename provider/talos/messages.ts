@@ -36,6 +36,12 @@ export const msg = {
   badSchematic: (schematic: string) =>
     `"${schematic}" is not an Image Factory schematic ID (64 hexadecimal characters); copy it from factory.talos.dev or omnictl`,
   badImageRef: (image: string) => `"${image}" is not a container image reference`,
+  extensionsWithoutSchematic: (node: string, extensions: string[]) =>
+    `node ${node} runs system extensions (${extensions.join(", ")}) that did not come from Image Factory (it has no schematic), ` +
+    "so its installer image cannot be derived and the vanilla installer would drop them; set installerImage to an image " +
+    "that carries these extensions, or a schematic that contains them",
+  noPlatform: (node: string) =>
+    `node ${node} reports no platform (Version API), which Image Factory installer names need from Talos 1.10; set installerImage explicitly`,
 
   // --- RPC failures (op = what was being done, e.g. "Version", "upgrade")
   unavailable: (node: string, op: string, detail: string) =>
@@ -65,6 +71,15 @@ export const msg = {
   invalidArgument: (node: string, op: string, detail: string) => `talos: node ${node}: ${op}: invalid request: ${detail}`,
   mutexBusy: (node: string, op: string, detail: string) =>
     `talos: node ${node}: ${op}: ${detail}; another control plane is upgrading — retry after it finishes`,
+  inProgress: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: refused: ${detail}; another installation/upgrade is running on this node — retry after it finishes`,
+  etcdUnhealthy: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: ${detail}; etcd must be healthy on every control plane before one goes down — ` +
+    "wait for the etcd members to catch up (talosctl etcd status), then retry",
+  etcdQuorum: (node: string, op: string, detail: string) =>
+    `talos: node ${node}: ${op}: Talos refused: ${detail}; etcd would lose quorum while this control plane reboots — ` +
+    "run an odd number of control planes (add a third), then retry",
+  noEndpoint: (detail: string) => `no talosconfig endpoint answered: ${detail}`,
   failed: (node: string, op: string, code: string, detail: string) => `talos: node ${node}: ${op} failed (${code}): ${detail}`,
   local: (node: string, op: string, detail: string) => `talos: node ${node}: ${op}: ${detail}`,
 
@@ -79,6 +94,14 @@ export const msg = {
   rolledBack: (node: string, back: string, target: string) =>
     `talos: node ${node} came back on ${back} instead of ${target}: the upgrade was rolled back by Talos (A/B); ` +
     "check the installer image and the node's boot logs before retrying",
+  refusedUntilTimeout: (node: string, target: string, timeoutMs: number, reason: string) =>
+    `talos: node ${node}: not upgraded to ${target}: Talos still refused after nodeTimeout ${dur(timeoutMs)} (last refusal: ${reason}); ` +
+    "the node was not touched — fix what the refusal names, then re-run",
+  retryingRefusal: (reason: string, inMs: number) => `Talos refused for now, retrying in ${dur(inMs)}: ${reason}`,
+  answerLost: (node: string, action: string, detail: string, timeoutMs: number, last: string) =>
+    `talos: node ${node}: the answer to ${action} was lost (${detail}) and the node did not reboot within ${dur(timeoutMs)} (${last}); ` +
+    `it may not have received the request — ${action} is not sent twice without proof that the first did not take: ` +
+    `check the node (talosctl -n ${node} dmesg), then re-run to retry`,
   notBack: (node: string, target: string, timeoutMs: number, last: string) =>
     `talos: node ${node} did not come back on ${target} within ${dur(timeoutMs)} (${last}); ` +
     "check the node's console, then re-run to resume, or raise nodeTimeout",
@@ -87,4 +110,17 @@ export const msg = {
   lastOtherVersion: (v: string) => `last seen: rebooted, running ${v}`,
   lastNothing: () => "no answer yet",
   aborted: (node: string) => `talos: node ${node}: upgrade interrupted (cancelled); re-run to resume`,
+
+  // --- etcd safety of control planes (EtcdHealth.canTakeDown reasons)
+  etcdNotStarted: () => "the member has not started (it was added but never joined)",
+  etcdNoClientUrl: () => "the member lists no client URL, so its node cannot be asked",
+  etcdNoLeaderSeen: () => "it knows no leader",
+  etcdNoMember: (node: string, members: string[]) =>
+    `etcd has no member for control plane ${node} (members: ${members.join(", ") || "none"}); check \`talosctl -n ${node} etcd members\``,
+  etcdMembersUnhealthy: (node: string, sick: { name: string; id: string; problem: string }[]) =>
+    `etcd is not healthy, so control plane ${node} must not go down yet: ` +
+    sick.map((s) => `member ${s.name} (${s.id}): ${s.problem}`).join("; "),
+  etcdQuorumLost: (node: string, voters: number, left: number, quorum: number) =>
+    `taking control plane ${node} down would lose etcd quorum: ${left} of ${voters} voting members would be left healthy, ${quorum} are needed` +
+    (voters === 2 ? "; a cluster with 2 control planes cannot keep quorum through any reboot — run 3" : ""),
 };

@@ -1,5 +1,6 @@
-// The Talos wire contract, loaded once from proto/talos-wire-subset.proto and shared by the client
-// (provider/talos) and the simulated nodes (sim/talos). Field names are kept as on the wire (snake_case).
+// The Talos wire contract, loaded once from proto/talos-wire-subset.proto (machine API) and
+// proto/talos-resource-subset.proto (the COSI resource API Talos serves) and shared by the client (provider/talos)
+// and the simulated nodes (sim/talos). Field names are kept as on the wire (snake_case).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -10,15 +11,16 @@ import * as protobuf from "protobufjs";
 export const EVENT_TYPE_PREFIX = "talos/runtime/";
 
 export const PROTO_FILE = "talos-wire-subset.proto";
+export const RESOURCE_PROTO_FILE = "talos-resource-subset.proto";
 
-/** Finds `proto/talos-wire-subset.proto` by walking up from this file (works from the sources and from dist/). */
-export function protoPath(): string {
+/** Finds `proto/<file>` (default the machine API) by walking up from this file (works from the sources and from dist/). */
+export function protoPath(file = PROTO_FILE): string {
   let dir = __dirname;
   for (;;) {
-    const candidate = path.join(dir, "proto", PROTO_FILE);
+    const candidate = path.join(dir, "proto", file);
     if (fs.existsSync(candidate)) return candidate;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`cannot find proto/${PROTO_FILE} above ${__dirname}`);
+    if (parent === dir) throw new Error(`cannot find proto/${file} above ${__dirname}`);
     dir = parent;
   }
 }
@@ -37,6 +39,8 @@ export interface Wire {
   MachineService: grpc.ServiceDefinition;
   ImageService: grpc.ServiceDefinition;
   LifecycleService: grpc.ServiceDefinition;
+  /** The COSI resource API (`cosi.resource.State`: Get, List), through which Talos serves its resources. */
+  State: grpc.ServiceDefinition;
   /** protobufjs root, for encoding/decoding event payloads carried in `Any`. */
   root: protobuf.Root;
 }
@@ -46,15 +50,16 @@ let cached: Wire | undefined;
 /** The wire contract, loaded on first use. */
 export function wire(): Wire {
   if (cached) return cached;
-  const file = protoPath();
-  const definition = protoLoader.loadSync(file, LOADER_OPTIONS);
-  const svc = (name: string) => definition[`machine.${name}`] as unknown as grpc.ServiceDefinition;
-  const root = new protobuf.Root().loadSync(file, { keepCase: true });
+  const files = [protoPath(), protoPath(RESOURCE_PROTO_FILE)];
+  const definition = protoLoader.loadSync(files, LOADER_OPTIONS);
+  const svc = (name: string) => definition[name] as unknown as grpc.ServiceDefinition;
+  const root = new protobuf.Root().loadSync(files, { keepCase: true });
   cached = {
     definition,
-    MachineService: svc("MachineService"),
-    ImageService: svc("ImageService"),
-    LifecycleService: svc("LifecycleService"),
+    MachineService: svc("machine.MachineService"),
+    ImageService: svc("machine.ImageService"),
+    LifecycleService: svc("machine.LifecycleService"),
+    State: svc("cosi.resource.State"),
     root,
   };
   return cached;
@@ -86,4 +91,16 @@ export function unpackEvent(any: AnyMessage | null | undefined): DecodedPayload 
   if (!(type instanceof protobuf.Type)) return undefined;
   const payload = type.toObject(type.decode(any.value), { longs: String, enums: Number, defaults: true });
   return { name: full.replace(/^machine\./, ""), payload };
+}
+
+/** Encodes a resource spec (`cosi.resource.<Name>`, e.g. "ExtensionStatusSpec") as it travels in `Spec.proto_spec`. */
+export function encodeSpec(name: string, spec: Record<string, unknown>): Buffer {
+  const type = wire().root.lookupType(`cosi.resource.${name}`);
+  return Buffer.from(type.encode(type.fromObject(spec)).finish());
+}
+
+/** Decodes a resource spec from `Spec.proto_spec` (snake_case fields, defaults filled in). */
+export function decodeSpec(name: string, bytes: Buffer | Uint8Array): Record<string, any> {
+  const type = wire().root.lookupType(`cosi.resource.${name}`);
+  return type.toObject(type.decode(bytes), { longs: String, enums: Number, defaults: true });
 }

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { toolPath } from "../tools";
 import { DrainOptions, DrainReport, drainForTalos } from "./drain";
 import { Kubelet } from "./kubelet";
-import { LifecycleAttachment, NodeLifecycleEvents, attachLifecycle } from "./lifecycle";
+import { KubeletKnobs, LifecycleAttachment, NodeLifecycleEvents, attachLifecycle } from "./lifecycle";
 import { MachineSpec, NodeSim } from "./nodes";
 import { Reflector } from "./reflector";
 import { Rest, sleep } from "./rest";
@@ -16,7 +16,7 @@ import { Node, Pod, controllerOf, isTerminal } from "./types";
 import { WORKLOAD_NAMESPACE, ensureWorkloads } from "./workloads";
 
 export type { MachineSpec } from "./nodes";
-export type { NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
+export type { KubeletKnobs, NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
 export type { DrainOptions, DrainReport } from "./drain";
 export { attachLifecycle } from "./lifecycle";
 export { TALOS_CORDONED_ANNOTATION, osImage } from "./nodes";
@@ -65,7 +65,7 @@ export interface KubeSim {
   /** Talos' legacy-upgrade drain: cordon (talos.dev/cordoned) + evictions through the Eviction API. */
   drainForTalos(node: string, opts?: DrainOptions): Promise<DrainReport>;
   /** Follows a Talos sim's down/up events (see lifecycle.ts). */
-  attachLifecycle(source: NodeLifecycleEvents): LifecycleAttachment;
+  attachLifecycle(source: NodeLifecycleEvents, kubelet?: Partial<KubeletKnobs>): LifecycleAttachment;
   /** The workload namespace and live workload pod counts. */
   workloads(): { namespace: string; replicaSetPods: number; daemonSetPods: number };
   stats(): KubeSimStats;
@@ -140,7 +140,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
       nodes,
       nodeNames: () => [...names],
       drainForTalos: (node, o) => drainForTalos(rest, nodes, node, o),
-      attachLifecycle: (source) => attachLifecycle(source, { nodes }, { log }),
+      attachLifecycle: (source, kubelet) => attachLifecycle(source, { nodes }, { log, kubelet }),
       workloads: () => {
         const { rs, ds } = livePods();
         return { namespace: owners.namespace ?? WORKLOAD_NAMESPACE, replicaSetPods: rs.length, daemonSetPods: ds.length };

@@ -4,7 +4,17 @@
 //   down: Ready → Unknown (NodeStatusUnknown, unreachable taint) and, if `cordon`, cordon with talos.dev/cordoned;
 //   up:   osImage "Talos (<version>)", new bootID, Ready → True, uncordon when Talos cordoned it (annotation present).
 // Events of one node are applied in order; `idle()` resolves when everything received so far has been applied.
+// Kubelet timing knobs (read at each event, so tests may change them at any time): a Node that stays Ready with its
+// old status while the machine reboots (the node lifecycle controller only marks a Node after its grace period, so a
+// fast reboot is never seen), and a kubelet that reports the booted machine late.
 import { NodeSim } from "./nodes";
+
+export interface KubeletKnobs {
+  /** While the machine reboots, the Node is not marked down: it stays Ready with the pre-reboot osImage. */
+  staleWhileDown: boolean;
+  /** After the machine has booted, the kubelet reports (new osImage, Ready) only this much later. */
+  reportDelayMs: number;
+}
 
 export interface NodeDownInfo {
   reason: "upgrade" | "reboot";
@@ -43,7 +53,10 @@ export interface LifecycleAttachment {
   detach(): void;
 }
 
-export function attachLifecycle(source: NodeLifecycleEvents, kubeSim: { nodes: NodeSim }, opts: { log?: (m: string) => void } = {}): LifecycleAttachment {
+export function attachLifecycle(
+  source: NodeLifecycleEvents, kubeSim: { nodes: NodeSim }, opts: { log?: (m: string) => void; kubelet?: Partial<KubeletKnobs> } = {},
+): LifecycleAttachment {
+  const kubelet = opts.kubelet ?? {};
   const chains = new Map<string, Promise<void>>();
   const errors: Error[] = [];
   const run = (node: string, what: string, fn: () => Promise<void>) => {
@@ -59,10 +72,11 @@ export function attachLifecycle(source: NodeLifecycleEvents, kubeSim: { nodes: N
   const onDown = (ref: NodeRef, info: NodeDownInfo) =>
     run(nameOf(ref), "down", async () => {
       if (info.cordon) await kubeSim.nodes.cordon(nameOf(ref), { byTalos: true });
-      await kubeSim.nodes.down(nameOf(ref), { mode: "unknown" });
+      if (!kubelet.staleWhileDown) await kubeSim.nodes.down(nameOf(ref), { mode: "unknown" });
     });
   const onUp = (ref: NodeRef, info: NodeUpInfo) =>
     run(nameOf(ref), "up", async () => {
+      if (kubelet.reportDelayMs) await new Promise((r) => setTimeout(r, kubelet.reportDelayMs));
       await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId });
       if (info.uncordon !== false) await kubeSim.nodes.uncordon(nameOf(ref), { onlyIfTalos: true });
     });

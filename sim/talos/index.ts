@@ -1,16 +1,25 @@
 /**
  * Simulated Talos nodes.
  *
- * Model: one in-process `SimNode` per machine (version, boot id, up/down, staged image, event buffer, fault knobs)
- * behind ONE mTLS gRPC listener that plays the role of the talosconfig endpoint's apid: each call is routed by its
- * `node` header to the target node, exactly as a real endpoint proxies to other nodes (talos-api.md §6.5). So
- * 1,000 nodes cost 1,000 small objects and one socket; no per-node listener, timer or buffer exists until a node
- * does something. While a node reboots, calls for it fail like apid's proxy to an unreachable target:
- * `UNAVAILABLE "connection error: ... connect: connection refused"`, and its open event streams break.
+ * Model: one in-process `SimNode` per machine (version, boot id, up/down, staged image, event buffer, platform,
+ * schematic, fault knobs). Each control-plane node has its own mTLS gRPC listener — its apid, on its own endpoint
+ * address (127.0.0.2, 127.0.0.3, ... on Linux; distinct ports on 127.0.0.1 elsewhere) — and the talosconfig lists
+ * them all, like a real one. Each listener routes a call by its `node` header to the target node, exactly as a real
+ * endpoint proxies to other nodes (talos-api.md §6.5). Workers have no listener: 1,000 nodes cost 1,000 small
+ * objects and one socket per control plane. While a node reboots, calls for it through another endpoint fail like
+ * apid's proxy to an unreachable target (`UNAVAILABLE "connection error: ... connect: connection refused"`) and its
+ * open event streams break; a rebooting control plane's own listener is gone (connections drop, then are refused),
+ * so a client must fail over to another endpoint. A sim without control planes serves from the first node.
  *
- * PKI (certs.ts): an Ed25519 OS CA issues the endpoint's server certificate (IP SANs 127.0.0.1, ::1) and client
- * certificates with roles in `O=` and EKU clientAuth; `talosconfig()` writes a talosconfig (endpoints + nodes, base64
- * PEM ca/crt/key, the key under Talos' `ED25519 PRIVATE KEY` label). A foreign CA backs the certificate faults.
+ * etcd (etcd.ts): one member per control plane, leader and quorum, member health that follows the node (a knob keeps
+ * it unhealthy for a while after boot), the upgrade mutex, and Talos' own pre-upgrade refusals.
+ *
+ * Keepalive (keepalive.ts): every listener enforces gRPC-Go's default ping policy, as apid does.
+ *
+ * PKI (certs.ts): an Ed25519 OS CA issues each listener's server certificate (IP SANs: its endpoint address,
+ * 127.0.0.1, ::1, the node's address) and client certificates with roles in `O=` and EKU clientAuth;
+ * `talosconfig()` writes a talosconfig (endpoints + nodes, base64 PEM ca/crt/key, the key under Talos'
+ * `ED25519 PRIVATE KEY` label). A foreign CA backs the certificate faults.
  *
  * Behaviour (node.ts): Version; legacy MachineService.Upgrade (validates the image synchronously, replies with an
  * actor id, then runs the `upgrade` sequence — cordon, drain via `hooks.beforeLegacyDown`, install, reboot — and
@@ -26,16 +35,21 @@
  */
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
-import * as grpc from "@grpc/grpc-js";
 import { stringify } from "yaml";
 import { ClientCertOptions, SimPki } from "./certs";
+import { EtcdKnobs, SimEtcd } from "./etcd";
+import { GO_DEFAULT_KEEPALIVE_POLICY, KeepalivePolicy, KeepaliveViolation } from "./keepalive";
+import { EndpointListener } from "./listener";
 import { DownReason, NodeHost, SimNode, SimNodeSpec, SimRole, SimTiming } from "./node";
-import { addTalosServices } from "./server";
 
 export { SimPki, talosKeyLabel } from "./certs";
 export type { ClientCertOptions, ClientCredentials } from "./certs";
+export { formatMemberId, SimEtcd } from "./etcd";
+export type { EtcdKnobs, EtcdMemberState } from "./etcd";
+export { GO_DEFAULT_KEEPALIVE_POLICY } from "./keepalive";
+export type { KeepalivePolicy, KeepaliveViolation } from "./keepalive";
 export { SimNode } from "./node";
-export type { DownReason, NodeFaults, SimNodeSpec, SimRole, SimTiming } from "./node";
+export type { DownReason, NodeFaults, SimExtension, SimNodeSpec, SimRole, SimTiming } from "./node";
 
 export interface TalosSimHooks {
   /** Awaited in a legacy upgrade's drain step (Talos drains the node itself); a rejection fails the sequence. */
@@ -49,9 +63,17 @@ export interface TalosSimOptions {
   controlPlanes?: number;
   /** Talos version of generated nodes, default v1.12.4. */
   version?: string;
-  /** Listen address, default 127.0.0.1; port default 0 (any free port). */
+  /**
+   * Listen address of every endpoint (distinct ports). Default: one loopback address per control plane
+   * (127.0.0.2, 127.0.0.3, ...) where the OS has them (Linux), else 127.0.0.1. Port default 0 (any free port; with
+   * several endpoints on one host only the first may be given).
+   */
   host?: string;
   port?: number;
+  /** etcd knobs (e.g. `unhealthyAfterBootMs`). */
+  etcd?: Partial<EtcdKnobs>;
+  /** Ping policy the endpoints enforce; default gRPC-Go's (apid's): 5 minutes, not without calls. */
+  keepalivePolicy?: KeepalivePolicy;
   timing?: Partial<SimTiming>;
   /** The endpoint presents a server certificate from a CA the talosconfig does not trust. */
   foreignServerCert?: boolean;
@@ -93,14 +115,27 @@ export function generateNodes(count: number, controlPlanes = 1, version = "v1.12
   });
 }
 
+/** How long after its node goes down a control plane's listener stops. */
+const APID_STOP_MS = 30;
+
+/** The loopback address of the i-th endpoint: 127.0.0.2, 127.0.0.3, ... (all of 127/8 is loopback on Linux). */
+function loopbackAddress(i: number): string {
+  return `127.0.${Math.floor(i / 250)}.${(i % 250) + 2}`;
+}
+
 export class TalosNodeSim extends EventEmitter {
   readonly pki = new SimPki();
   readonly timing: SimTiming;
   hooks: TalosSimHooks;
   private readonly list: SimNode[];
   private readonly index = new Map<string, SimNode>();
-  private server?: grpc.Server;
-  private _port = 0;
+  private readonly apids = new Map<SimNode, EndpointListener>();
+  /** The cluster's etcd: one member per control-plane node. */
+  readonly etcd: SimEtcd;
+  /** Connections closed for too many pings (GOAWAY too_many_pings), in order. */
+  readonly keepaliveViolations: KeepaliveViolation[] = [];
+  /** The last error of a listener that could not listen again after its node booted. */
+  listenerError?: Error;
 
   private constructor(private readonly opts: TalosSimOptions) {
     super();
@@ -111,14 +146,27 @@ export class TalosNodeSim extends EventEmitter {
       timing: this.timing,
       cordon: (n) => this.emit("cordon", n),
       drain: async (n) => { await this.hooks.beforeLegacyDown?.(n); },
-      down: (n, info) => this.emit("down", n, info),
-      up: (n, info) => this.emit("up", n, info),
+      down: (n, info) => {
+        this.etcd.nodeDown(n.name);
+        // apid is among the last services to stop: an answer already sent (Reboot's) still gets out.
+        const l = this.apids.get(n);
+        if (l) setTimeout(() => !n.up && l.stop(), APID_STOP_MS);
+        this.emit("down", n, info);
+      },
+      up: (n, info) => {
+        this.etcd.nodeUp(n.name);
+        const l = this.apids.get(n);
+        if (l) l.start().catch((e: Error) => (this.listenerError = e));
+        this.emit("up", n, info);
+      },
+      etcd: () => this.etcd,
     };
     this.list = specs.map((s) => new SimNode(s, host));
     for (const n of this.list) {
       if (this.index.has(n.address) || this.index.has(n.name)) throw new Error(`duplicate simulated node ${n.name} (${n.address})`);
       this.index.set(n.address, n).set(n.name, n);
     }
+    this.etcd = new SimEtcd(this.list.filter((n) => n.role === "controlplane"), opts.etcd);
   }
 
   /** Starts the endpoint listener and returns the running simulation. */
@@ -128,22 +176,51 @@ export class TalosNodeSim extends EventEmitter {
     return sim;
   }
 
+  /** Starts one listener per control plane (or for the first node when there is none). */
   private async listen(): Promise<void> {
-    const host = this.opts.host ?? "127.0.0.1";
-    const { cert, key } = this.pki.serverCert(["127.0.0.1", "::1", "localhost", host], { foreignCa: this.opts.foreignServerCert });
-    const creds = grpc.ServerCredentials.createSsl(Buffer.from(this.pki.ca.certPem), [{ private_key: Buffer.from(key), cert_chain: Buffer.from(cert) }], true);
-    const server = new grpc.Server({ "grpc.max_concurrent_streams": 10000 });
-    addTalosServices(server, { lookup: (t) => this.index.get(t), endpointNode: () => this.list[0] });
-    this._port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${this.opts.port ?? 0}`, creds, (e, port) => (e ? reject(e) : resolve(port))));
-    this.server = server;
+    const cps = this.list.filter((n) => n.role === "controlplane");
+    const endpointNodes = cps.length ? cps : this.list.slice(0, 1);
+    let perNodeLoopback = this.opts.host === undefined;
+    for (const [i, node] of endpointNodes.entries()) {
+      const make = (host: string) => {
+        const cert = this.pki.serverCert([...new Set([host, "127.0.0.1", "::1", "localhost", node.address])], { foreignCa: this.opts.foreignServerCert });
+        return new EndpointListener({
+          node, host, port: i === 0 ? this.opts.port ?? 0 : 0, cert, ca: this.pki.ca.certPem,
+          lookup: (t) => this.index.get(t),
+          keepalive: this.opts.keepalivePolicy ?? GO_DEFAULT_KEEPALIVE_POLICY,
+          onKeepaliveViolation: (v) => this.keepaliveViolations.push(v),
+        });
+      };
+      let listener = make(perNodeLoopback ? loopbackAddress(i) : this.opts.host ?? "127.0.0.1");
+      try {
+        await listener.start();
+      } catch (err) {
+        // Only Linux routes all of 127/8 to the loopback interface: elsewhere every endpoint shares 127.0.0.1.
+        if (!perNodeLoopback || !/EADDRNOTAVAIL|address not available/i.test(String((err as Error).message))) throw err;
+        perNodeLoopback = false;
+        listener = make("127.0.0.1");
+        await listener.start();
+      }
+      this.apids.set(node, listener);
+    }
   }
 
-  get port(): number { return this._port; }
-  /** "host:port" of the endpoint, as written to the talosconfig. */
-  get endpoint(): string {
-    const host = this.opts.host ?? "127.0.0.1";
-    return `${host.includes(":") ? `[${host}]` : host}:${this._port}`;
+  /** Port of the first endpoint. */
+  get port(): number { return this.firstListener().port; }
+  /** "host:port" of the first endpoint. */
+  get endpoint(): string { return this.firstListener().endpoint; }
+  /** "host:port" of every endpoint (one per control plane), as written to the talosconfig. */
+  get endpoints(): string[] { return [...this.apids.values()].map((l) => l.endpoint); }
+
+  /** The endpoint (listener) of a control-plane node, if it has one. */
+  endpointOf(nameOrAddress: string): EndpointListener | undefined {
+    return this.apids.get(this.node(nameOrAddress));
+  }
+
+  private firstListener(): EndpointListener {
+    const l = this.apids.values().next().value;
+    if (!l) throw new Error("the simulated Talos endpoints are not listening");
+    return l;
   }
 
   nodes(): readonly SimNode[] { return this.list; }
@@ -163,7 +240,7 @@ export class TalosNodeSim extends EventEmitter {
     return stringify({
       context,
       contexts: {
-        [context]: { endpoints: [this.endpoint], nodes: this.list.map((n) => n.address), ca: b64(this.pki.ca.certPem), crt: b64(crt), key: b64(key) },
+        [context]: { endpoints: this.endpoints, nodes: this.list.map((n) => n.address), ca: b64(this.pki.ca.certPem), crt: b64(crt), key: b64(key) },
       },
     });
   }
@@ -178,12 +255,11 @@ export class TalosNodeSim extends EventEmitter {
     return this.node(nameOrAddress).recover();
   }
 
-  /** Stops the listener and all pending node timers. */
+  /** Stops the listeners and all pending node and etcd timers. */
   async stop(): Promise<void> {
     for (const n of this.list) n.dispose();
-    const server = this.server;
-    this.server = undefined;
-    server?.forceShutdown();
+    for (const l of this.apids.values()) l.stop();
+    this.etcd.dispose();
     this.removeAllListeners();
   }
 }

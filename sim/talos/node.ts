@@ -1,12 +1,18 @@
-// One simulated Talos node: its state (version, boot id, up/down, staged image, event buffer) and the node-side
-// sequences of the legacy upgrade, the new install + reboot flow, and the down/up cycle of a reboot. Cheap per node:
-// a few fields, no timers or buffers until something happens.
+// One simulated Talos node: its state (version, boot id, up/down, staged image, event buffer, platform, schematic and
+// extensions) and the node-side sequences of the legacy upgrade (with Talos' own etcd checks on control planes), the
+// new install + reboot flow, and the down/up cycle of a reboot. Cheap per node: a few fields, no timers or buffers
+// until something happens.
 import * as crypto from "node:crypto";
 import { status as Status } from "@grpc/grpc-js";
 import { AnyMessage } from "../../provider/talos/proto";
-import { versionFromImage } from "../../provider/talos/image";
+import { parseImageRef, versionFromImage } from "../../provider/talos/image";
 import { supportsLifecycleApi } from "../../provider/talos/version";
+import { compareVersions } from "../../provider/version";
+import type { SimEtcd } from "./etcd";
 import { ErrorCode, ev, PhaseAction, SequenceAction, Stage, xid } from "./events";
+import { RpcError } from "./rpcerror";
+
+export { RpcError } from "./rpcerror";
 
 export type SimRole = "controlplane" | "worker";
 
@@ -31,6 +37,19 @@ export interface NodeFaults {
   /** Calls to the node are accepted and never answered (a hung apid or a half-open route): only the caller's
    * deadline ends them. Takes effect whether the node is up or down. */
   unresponsive?: boolean;
+  /**
+   * The answer to Reboot (and to the legacy Upgrade) is lost: the node goes down before apid sends it, as real apid
+   * does when the node goes down fast. The action itself happens. Through the node's own endpoint the connection
+   * drops; through another endpoint the proxy answers UNAVAILABLE "error reading from server: EOF".
+   * "unprocessed": the endpoint answers with the proxy's EOF error, and the node never acted on the request.
+   */
+  replyLost?: boolean | "unprocessed";
+}
+
+/** A system extension as the ExtensionStatus resource reports it. */
+export interface SimExtension {
+  name: string;
+  version: string;
 }
 
 export interface SimTiming {
@@ -53,6 +72,8 @@ export interface NodeHost {
   drain(node: SimNode): Promise<void>;
   down(node: SimNode, info: { reason: DownReason; cordon: boolean }): void;
   up(node: SimNode, info: { version: string; bootId: string; uncordon: boolean }): void;
+  /** The cluster's etcd (Talos' pre-upgrade checks on control planes). */
+  etcd(): SimEtcd | undefined;
 }
 
 export interface SimNodeSpec {
@@ -62,13 +83,28 @@ export interface SimNodeSpec {
   role?: SimRole;
   /** Talos version tag, e.g. "v1.12.4". */
   version: string;
+  /** Version API platform name, default "metal". */
+  platform?: string;
+  /** Image Factory schematic id the node was installed from (its `schematic` extension); none: not from Image Factory. */
+  schematic?: string;
+  /** System extensions other than `schematic`. */
+  extensions?: SimExtension[];
+  /** SecurityState.secure_boot. */
+  secureBoot?: boolean;
 }
 
-/** An error a handler returns to the client. */
-export class RpcError extends Error {
-  constructor(readonly code: Status, readonly details: string) {
-    super(details);
-  }
+/** Platform mode reported with a platform name (Talos: metal, container, or cloud). */
+export function platformMode(platform: string): string {
+  return platform === "metal" || platform === "container" ? platform : "cloud";
+}
+
+/**
+ * Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks. Before v1.13.4 (siderolabs/talos
+ * 89e307e58) only `force` skipped them, so a control plane upgraded with preserve=true, force=false still takes the
+ * mutex and validates etcd. (The v1.14.0-alpha.0/alpha.1 pre-releases also lacked it; not modelled.)
+ */
+export function preserveSkipsEtcdChecks(runningVersion: string): boolean {
+  return compareVersions(runningVersion, "v1.13.4") >= 0;
 }
 
 export interface EventRecord {
@@ -91,8 +127,11 @@ export class SimNode {
   private _version: string;
   private _bootId = uuid();
   private _up = true;
+  private _bootedAt = Date.now();
   /** Fault knobs; mutate freely. */
   faults: NodeFaults = {};
+  /** Requests this node received (whatever became of them): to prove an action was not sent twice. */
+  readonly received = { upgrade: 0, reboot: 0, install: 0 };
   private staged?: string;
   private pulled?: Set<string>;
   private installing = false;
@@ -103,17 +142,38 @@ export class SimNode {
   private timer?: NodeJS.Timeout;
   private pendingBoot?: () => void;
   private cordoned = false;
+  readonly platform: string;
+  readonly secureBoot: boolean;
+  private _schematic?: string;
+  private _extensions: SimExtension[];
 
   constructor(spec: SimNodeSpec, private readonly host: NodeHost) {
     this.name = spec.name;
     this.address = spec.address;
     this.role = spec.role ?? "worker";
     this._version = spec.version;
+    this.platform = spec.platform ?? "metal";
+    this.secureBoot = spec.secureBoot ?? false;
+    this._schematic = spec.schematic;
+    this._extensions = spec.extensions ?? [];
   }
+
+  /** The cluster's etcd, for the etcd calls of a control plane. */
+  etcd(): SimEtcd {
+    const etcd = this.host.etcd();
+    if (!etcd || !etcd.member(this.name)) throw new RpcError(Status.UNIMPLEMENTED, "etcd is not running on this node");
+    return etcd;
+  }
+
+  /** The Image Factory schematic the running image came from, if any. */
+  get schematic(): string | undefined { return this._schematic; }
+  get extensions(): readonly SimExtension[] { return this._extensions; }
 
   get version(): string { return this._version; }
   get bootId(): string { return this._bootId; }
   get up(): boolean { return this._up; }
+  /** When the running boot started (epoch ms). */
+  get bootedAt(): number { return this._bootedAt; }
   /** Image installed by LifecycleService.Upgrade, active after the next reboot. */
   get stagedImage(): string | undefined { return this.staged; }
   get hasLifecycleApi(): boolean { return supportsLifecycleApi(this._version); }
@@ -155,7 +215,7 @@ export class SimNode {
   // --- RPC behaviour (the server has checked routing, up/down and roles)
 
   /** Legacy MachineService.Upgrade: synchronous validation, then the `upgrade` sequence in the background. */
-  async legacyUpgrade(req: { image: string; stage: boolean }): Promise<{ ack: string; actorId: string }> {
+  async legacyUpgrade(req: { image: string; stage: boolean; force?: boolean; preserve?: boolean }): Promise<{ ack: string; actorId: string }> {
     const reject = this.faults.rejectUpgrade;
     if (reject) throw reject === true ? new RpcError(Status.FAILED_PRECONDITION, "method is not supported in container mode") : new RpcError(reject.code, reject.message);
     await delay(this.host.timing.pullMs);
@@ -163,17 +223,22 @@ export class SimNode {
     if (this.faults.pullFailure || !target) {
       throw new RpcError(Status.UNKNOWN, `error validating installer image "${req.image}": ${this.pullError(req.image)}`);
     }
+    // Talos' control-plane checks (v1alpha1_server.go Upgrade): the etcd upgrade mutex, then ValidateForUpgrade.
+    const etcd = this.host.etcd();
+    if (this.role === "controlplane" && etcd && !req.force && (!req.preserve || !preserveSkipsEtcdChecks(this._version))) {
+      etcd.validateForUpgrade({ preserve: !!req.preserve, legacyOneMemberRule: compareVersions(this._version, "v1.8.0") < 0 });
+    }
     const actorId = uuid();
     if (this.sequence || this.faults.locked) {
       setImmediate(() => this.publish(ev.sequence(req.stage ? "stageUpgrade" : "upgrade", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
     } else {
       this.sequence = "upgrade";
-      setImmediate(() => void this.runLegacyUpgrade(actorId, target, req.stage));
+      setImmediate(() => void this.runLegacyUpgrade(actorId, req.image, target, req.stage));
     }
     return { ack: "Upgrade request received", actorId };
   }
 
-  private async runLegacyUpgrade(actorId: string, target: string, stage: boolean): Promise<void> {
+  private async runLegacyUpgrade(actorId: string, image: string, target: string, stage: boolean): Promise<void> {
     const seq = stage ? "stageUpgrade" : "upgrade";
     const p = (d: AnyMessage) => this.publish(d, actorId);
     p(ev.sequence(seq, SequenceAction.START));
@@ -212,7 +277,7 @@ export class SimNode {
     p(ev.phase("kexec", PhaseAction.START));
     p(ev.status(Stage.REBOOTING, false));
     p(ev.task("stopAllServices", PhaseAction.START));
-    this.goDown("upgrade", this.faults.rollback ? this._version : target, stage ? 2 : 1);
+    this.goDown("upgrade", this.faults.rollback ? this._version : target, stage ? 2 : 1, this.faults.rollback ? undefined : image);
   }
 
   /** ImageService.Pull: progress, then the digest-pinned name. */
@@ -267,8 +332,8 @@ export class SimNode {
       this.publish(ev.status(Stage.REBOOTING, false), actorId);
       this.publish(ev.task("stopAllServices", PhaseAction.START), actorId);
       const staged = this.staged && versionFromImage(this.staged);
-      const next = staged && !this.faults.rollback ? staged : this._version;
-      this.goDown("reboot", next, 1);
+      const activate = staged && !this.faults.rollback;
+      this.goDown("reboot", activate ? staged : this._version, 1, activate ? this.staged : undefined);
     });
     return { actorId };
   }
@@ -281,23 +346,26 @@ export class SimNode {
 
   // --- down/up cycle
 
-  private goDown(reason: DownReason, nextVersion: string, boots: number): void {
+  /** Goes down; boots `nextVersion` (from installer `image`, if one was installed) after the down time. */
+  private goDown(reason: DownReason, nextVersion: string, boots: number, image?: string): void {
     this._up = false;
     this.downSinks?.forEach((f) => f());
     this.sinks = undefined;
     this.downSinks = undefined;
     this.host.down(this, { reason, cordon: reason === "upgrade" });
-    this.pendingBoot = () => this.comeUp(nextVersion);
+    this.pendingBoot = () => this.comeUp(nextVersion, image);
     if (this.faults.neverComesBack) return;
     const ms = boots * this.host.timing.downMs + (this.faults.slowBootMs ?? 0);
     this.timer = setTimeout(() => this.pendingBoot?.(), ms);
   }
 
-  private comeUp(version: string): void {
+  private comeUp(version: string, image?: string): void {
+    if (image) this.applyImage(image);
     this.timer = undefined;
     this.pendingBoot = undefined;
     this._version = version;
     this._bootId = uuid();
+    this._bootedAt = Date.now();
     this.buffer = undefined;
     this.staged = undefined;
     this.sequence = undefined;
@@ -312,6 +380,24 @@ export class SimNode {
     const uncordon = this.cordoned;
     this.cordoned = false;
     this.host.up(this, { version, bootId: this._bootId, uncordon });
+  }
+
+  /**
+   * The booted image decides the schematic, as on a real node: an Image Factory installer
+   * (`<host>/[<platform>-]installer[-secureboot]/<schematic>:<version>`) carries its schematic's extensions; the
+   * vanilla ghcr.io installer carries none (a node installed from Image Factory loses its extensions); another image
+   * is assumed to carry the extensions the node had.
+   */
+  private applyImage(image: string): void {
+    const { repository } = parseImageRef(image);
+    const factory = /^[^/]+\/(?:[a-z0-9]+-)?installer(?:-secureboot)?\/([0-9a-f]{64})$/.exec(repository);
+    if (factory) {
+      if (factory[1] !== this._schematic) this._extensions = [];
+      this._schematic = factory[1];
+    } else if (repository === "ghcr.io/siderolabs/installer") {
+      this._schematic = undefined;
+      this._extensions = [];
+    }
   }
 
   /** Brings a node that was left down (fault `neverComesBack`) up now; false if it is not down. */

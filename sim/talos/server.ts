@@ -1,12 +1,15 @@
-// The simulated apid endpoint: one mTLS gRPC listener speaking the Talos machine API, routing each call by its `node`
+// The services of a simulated apid endpoint: the Talos machine API (Version, Upgrade, Reboot, Read, Events, the etcd
+// calls, ImageService, LifecycleService) and the COSI resource API (State Get/List), routing each call by its `node`
 // header to an in-process SimNode (talos-api.md §6.5). Enforces roles from the client certificate's O= and EKU
-// clientAuth, and answers for a down node the way an endpoint apid does for an unreachable target.
+// clientAuth (machined's authz table), and answers for a down node the way an endpoint apid does for an unreachable
+// target.
 import * as net from "node:net";
 import type { PeerCertificate } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
 import { wire } from "../../provider/talos/proto";
 import { xid } from "./events";
-import { EventRecord, RpcError, SimNode } from "./node";
+import { EventRecord, platformMode, RpcError, SimNode } from "./node";
+import { getResource, listResources } from "./resources";
 
 export type Role = "os:admin" | "os:operator" | "os:reader";
 const ADMIN: Role[] = ["os:admin"];
@@ -20,6 +23,9 @@ export interface NodeDirectory {
   /** The node that answers calls without a `node` header (the endpoint itself). */
   endpointNode(): SimNode | undefined;
 }
+
+/** Proxy error of an endpoint whose connection to the target broke before the answer (apid one-to-one proxy). */
+const PROXY_EOF = "error reading from server: EOF";
 
 type Call = grpc.ServerUnaryCall<any, any> | grpc.ServerWritableStream<any, any>;
 
@@ -109,35 +115,104 @@ function events(dir: NodeDirectory): grpc.handleServerStreamingCall<any, any> {
     for (const e of n.tail(req)) send(e);
     const unsubscribe = n.subscribe(send, () => {
       unsubscribe();
-      call.emit("error", err(grpc.status.UNAVAILABLE, "error reading from server: EOF"));
+      call.emit("error", err(grpc.status.UNAVAILABLE, PROXY_EOF));
     });
     call.on("cancelled", unsubscribe);
   };
 }
 
-/** The service implementations of the simulated endpoint. */
+/**
+ * An action that reboots the node (Reboot, legacy Upgrade) whose answer is lost when the node has `replyLost` set:
+ * the node goes down before apid answers. Through the node's own endpoint the connection simply drops (the
+ * listener is shut down with the node); through another endpoint the proxy answers with its EOF error.
+ */
+function rebootingAction(dir: NodeDirectory, allowed: Role[], kind: "upgrade" | "reboot", fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
+  return unary(dir, allowed, async (n, req) => {
+    n.received[kind]++;
+    const lost = n.faults.replyLost;
+    if (lost === "unprocessed") throw new RpcError(grpc.status.UNAVAILABLE, PROXY_EOF);
+    const res = await fn(n, req);
+    if (!lost) return res;
+    // Through the node's own endpoint: no answer at all, the connection drops when its apid stops.
+    if (dir.endpointNode() === n) return new Promise<object>(() => undefined);
+    await new Promise<void>((resolve) => {
+      if (!n.up) return resolve();
+      const unsubscribe = n.subscribe(() => undefined, () => {
+        unsubscribe();
+        resolve();
+      });
+    });
+    throw new RpcError(grpc.status.UNAVAILABLE, PROXY_EOF);
+  });
+}
+
+/** Talos' machinehelper.CheckControlplane refusal on a worker. */
+function controlPlaneOnly(n: SimNode, api: string): void {
+  if (n.role !== "controlplane") throw new RpcError(grpc.status.UNIMPLEMENTED, `${api} is only available on control plane nodes`);
+}
+
+/** The service implementations of the simulated endpoint; `etcd` answers the etcd calls of control planes. */
 export function addTalosServices(server: grpc.Server, dir: NodeDirectory): void {
   const w = wire();
   server.addService(w.MachineService, {
     Version: unary(dir, READER, (n) => ({
       messages: [{
         version: { tag: n.version, sha: "0000000", built: "", go_version: "go1.24.0", os: "linux", arch: "amd64" },
-        platform: { name: "metal", mode: "metal" },
+        platform: { name: n.platform, mode: platformMode(n.platform) },
         features: { rbac: true },
       }],
     })),
-    Upgrade: unary(dir, ADMIN, async (n, req) => {
-      const r = await n.legacyUpgrade({ image: req.image, stage: !!req.stage });
+    Upgrade: rebootingAction(dir, ADMIN, "upgrade", async (n, req) => {
+      const r = await n.legacyUpgrade({ image: req.image, stage: !!req.stage, force: !!req.force, preserve: !!req.preserve });
       return { messages: [{ ack: r.ack, actor_id: r.actorId }] };
     }),
-    Reboot: unary(dir, OPERATOR, (n) => ({ messages: [{ actor_id: n.reboot().actorId }] })),
+    Reboot: rebootingAction(dir, OPERATOR, "reboot", (n) => ({ messages: [{ actor_id: n.reboot().actorId }] })),
     Read: stream(dir, ADMIN, async (n, req, send) => send({ bytes: n.read(req.path) })),
     Events: events(dir),
+    EtcdMemberList: unary(dir, READER, (n) => {
+      controlPlaneOnly(n, "member list");
+      const members = n.etcd().memberList();
+      return {
+        messages: [{
+          legacy_members: members.map((m) => m.name),
+          members: members.map((m) => ({
+            id: m.id.toString(), hostname: m.name, is_learner: m.learner,
+            peer_urls: [`https://${m.node.address}:2380`], client_urls: [`https://${m.node.address}:2379`],
+          })),
+        }],
+      };
+    }),
+    EtcdStatus: unary(dir, READER, (n) => {
+      controlPlaneOnly(n, "etcd status");
+      const st = n.etcd().status(n.name);
+      return {
+        messages: [{
+          member_status: {
+            member_id: st.memberId.toString(), protocol_version: "3.6.0", storage_version: "3.6.0", db_size: "20480000", db_size_in_use: "12288000",
+            leader: st.leader.toString(), raft_index: st.raftIndex.toString(), raft_term: st.raftTerm.toString(),
+            raft_applied_index: st.raftIndex.toString(), errors: st.errors, is_learner: st.learner,
+          },
+        }],
+      };
+    }),
+    EtcdForfeitLeadership: unary(dir, ADMIN, (n) => {
+      controlPlaneOnly(n, "etcd forfeit leadership");
+      return { messages: [{ member: n.etcd().forfeitLeadership(n.name) }] };
+    }),
   });
   server.addService(w.ImageService, {
     Pull: stream(dir, OPERATOR, (n, req, send) => n.pull(req.image_ref, send)),
   });
   server.addService(w.LifecycleService, {
-    Upgrade: stream(dir, ADMIN, (n, req, send) => n.lifecycleUpgrade(req.source?.image_name ?? "", send)),
+    Upgrade: stream(dir, ADMIN, (n, req, send) => {
+      n.received.install++;
+      return n.lifecycleUpgrade(req.source?.image_name ?? "", send);
+    }),
+  });
+  server.addService(w.State, {
+    Get: unary(dir, READER, (n, req) => ({ resource: getResource(n, req.namespace, req.type, req.id) })),
+    List: stream(dir, READER, async (n, req, send) => {
+      for (const resource of listResources(n, req.namespace, req.type)) send({ resource });
+    }),
   });
 }

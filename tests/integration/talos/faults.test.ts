@@ -135,12 +135,33 @@ describe("talos: fault knobs of the simulated nodes", function () {
     assert.equal(n.version, TARGET);
   });
 
-  it("locked (lifecycle): FAILED_PRECONDITION 'another installation/upgrade is already in progress'", async () => {
+  it("locked (lifecycle): 'another installation/upgrade is already in progress' is retried until nodeTimeout, then reported; the node is untouched", async () => {
     const n = h.sim.node("10.5.0.19");
     n.faults.locked = true;
-    const e = await rejectsWith(up(n.address), "FAILED_PRECONDITION");
-    assert.match(e.message, /another installation\/upgrade is already in progress; wait for the running installation\/upgrade/);
+    const before = n.bootId;
+    const details: string[] = [];
+    const t0 = Date.now();
+    const e = await rejectsWith(h.api.upgradeNode(n.address, {
+      image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 2000, onStep: (_s, d) => d && details.push(d),
+    }), "TIMEOUT");
+    assert.ok(Date.now() - t0 < 15000, "ended by nodeTimeout");
+    assert.match(e.message, /node 10\.5\.0\.19: not upgraded to v1\.13\.2: Talos still refused after nodeTimeout 2s \(last refusal: another installation\/upgrade is already in progress\); the node was not touched/);
+    assert.ok(n.received.install >= 2, `retried (${n.received.install} install calls)`);
+    assert.ok(details.some((d) => /^Talos refused for now, retrying in \S+: another installation\/upgrade is already in progress$/.test(d)), details.join("\n"));
     assert.equal(n.version, "v1.13.1");
+    assert.equal(n.bootId, before);
+    assert.equal(n.received.reboot, 0);
+  });
+
+  it("locked (lifecycle) until the other installation ends: retried, then upgraded with one reboot", async () => {
+    const n = h.sim.node("10.5.0.25");
+    n.faults.locked = true;
+    setTimeout(() => (n.faults.locked = false), 700);
+    const res = await up(n.address, 8000);
+    assert.equal(res.path, "lifecycle");
+    assert.equal(n.version, TARGET);
+    assert.ok(n.received.install >= 2);
+    assert.equal(n.received.reboot, 1);
   });
 
   it("locked (legacy): the RPC succeeds but the sequence does not start → LOCKED from the event stream", async () => {

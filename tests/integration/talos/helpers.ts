@@ -8,6 +8,10 @@ export const image = (v: string) => `ghcr.io/siderolabs/installer:${v}`;
 export const spec = (name: string, n: number, version: string, role: "controlplane" | "worker" = "worker"): SimNodeSpec =>
   ({ name, address: `10.5.0.${n}`, role, version });
 
+/** Control planes cp-1..cp-n at 10.5.0.2.., all on `version`. */
+export const controlPlanes = (n: number, version: string): SimNodeSpec[] =>
+  Array.from({ length: n }, (_, i) => spec(`cp-${i + 1}`, i + 2, version, "controlplane"));
+
 /** Short, test-sized timings: the node is down for 250 ms per reboot. */
 export const FAST = { pullMs: 10, installMs: 10, downMs: 250 };
 

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { status } from "@grpc/grpc-js";
-import { classify, redact, TalosError } from "../../../provider/talos";
+import { classify, isTransientRefusal, redact, TalosError } from "../../../provider/talos";
 import { SimPki } from "../../../sim/talos/certs";
 
 const grpcErr = (code: number, details: string) => Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details });
@@ -17,7 +17,14 @@ describe("talos: error classification", () => {
     [status.UNAVAILABLE, "No connection established. Last error: Hostname/IP does not match certificate's altnames: ERR_TLS_CERT_ALTNAME_INVALID", "CERTIFICATE", false],
     [status.UNAVAILABLE, "tlsv13 alert certificate required", "CERTIFICATE", false],
     [status.PERMISSION_DENIED, "not authorized", "PERMISSION_DENIED", false],
-    [status.FAILED_PRECONDITION, "another installation/upgrade is already in progress", "FAILED_PRECONDITION", false],
+    [status.FAILED_PRECONDITION, "another installation/upgrade is already in progress", "IN_PROGRESS", true],
+    [status.FAILED_PRECONDITION, "machine is not installed", "FAILED_PRECONDITION", false],
+    [status.UNKNOWN, "error validating etcd for upgrade: etcd member count(2) is insufficient to maintain quorum if upgrade commences", "ETCD_QUORUM", false],
+    [status.UNKNOWN, "error validating etcd for upgrade: only 1 etcd member found; assuming this is not an HA setup and refusing to upgrade; if this is a single-node cluster, use --preserve to upgrade", "ETCD_QUORUM", false],
+    [status.UNKNOWN, "error validating etcd for upgrade: etcd member 8e26fb3a50f1e1b5 is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded", "ETCD_UNHEALTHY", true],
+    [status.UNKNOWN, "error validating etcd for upgrade: etcd member 8e26fb3a50f1e1b5 is not started, all members must be running to perform an upgrade", "ETCD_UNHEALTHY", true],
+    [status.UNAVAILABLE, "etcdserver: no leader", "ETCD_UNHEALTHY", true],
+    [status.RESOURCE_EXHAUSTED, "Bandwidth exhausted or memory limit exceeded", "UNAVAILABLE", true],
     [status.NOT_FOUND, "error pulling image: not found", "NOT_FOUND", false],
     [status.UNKNOWN, 'error validating installer image "x:v1": failed to pull', "NOT_FOUND", false],
     [status.UNIMPLEMENTED, "unknown service machine.ImageService", "UNIMPLEMENTED", false],
@@ -44,6 +51,32 @@ describe("talos: error classification", () => {
         assert.match(m, /retry|use |check|fix|wait|upgrade the node|regenerate|talosconfig/i, m);
       }
     }
+  });
+
+  it("transient refusals (retried within nodeTimeout) are told from permanent ones", () => {
+    const refusal = (code: number, details: string) => isTransientRefusal(classify(grpcErr(code, details), "n", "upgrade"));
+    assert.equal(refusal(status.UNKNOWN, "failed to acquire upgrade mutex: error trying to lock etcd upgrade mutex: mutex: Locked by another session"), true);
+    assert.equal(refusal(status.FAILED_PRECONDITION, "another installation/upgrade is already in progress"), true);
+    assert.equal(refusal(status.UNKNOWN, "error validating etcd for upgrade: etcd member 1 is not healthy; all members must be healthy to perform an upgrade: x"), true);
+    assert.equal(refusal(status.UNKNOWN, "error validating etcd for upgrade: etcd member count(2) is insufficient to maintain quorum if upgrade commences"), false);
+    assert.equal(refusal(status.UNAVAILABLE, "Connection dropped"), false, "a lost connection is not a refusal");
+    assert.equal(refusal(status.FAILED_PRECONDITION, "method is not supported in container mode"), false);
+  });
+
+  it("RESOURCE_EXHAUSTED other than grpc-js' GOAWAY mapping stays a permanent failure", () => {
+    const e = classify(grpcErr(status.RESOURCE_EXHAUSTED, "grpc: received message larger than max (40000000 vs. 33554432)"), "n", "read");
+    assert.equal(e.code, "UNKNOWN");
+    assert.equal(e.retryable, false);
+  });
+
+  it("the detail and the delivery of a call travel with the error", () => {
+    const e = classify(grpcErr(status.UNAVAILABLE, "error reading from server: EOF"), "n", "reboot");
+    assert.equal(e.detail, "error reading from server: EOF");
+    assert.equal(e.maybeProcessed, false);
+    assert.equal(e.unsent, false);
+    assert.equal(e.with({ maybeProcessed: true }).maybeProcessed, true);
+    assert.equal(e.with({ maybeProcessed: true, unsent: true }).unsent, false, "possibly processed is never unsent");
+    assert.equal(e.with({ unsent: true }).message, e.message);
   });
 
   it("a TalosError passes through; non-gRPC errors are UNKNOWN, OpenSSL ones CERTIFICATE", () => {

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import fc from "fast-check";
-import { installerImage, parseImageRef, targetVersion, TalosError, versionFromImage } from "../../../provider/talos";
+import type { NodeImageFacts } from "../../../provider/rollout/ports";
+import { installerImage, nodeInstallerImage, parseImageRef, targetVersion, TalosError, versionFromImage } from "../../../provider/talos";
 
 const SCHEMATIC = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 
@@ -55,6 +56,61 @@ describe("talos: image references and the target version", () => {
       assert.equal(versionFromImage(img), v);
       assert.equal(versionFromImage(`${img}@sha256:${"0".repeat(64)}`), v);
       assert.equal(targetVersion(img), v);
+    }));
+  });
+});
+
+describe("talos: each node's own installer image (Omni's rule)", () => {
+  const S = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+  const X = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515";
+  const facts = (o: Partial<NodeImageFacts> = {}): NodeImageFacts => ({ platform: "metal", extensions: [], secureBoot: false, ...o });
+
+  it("<factory>/<platform>-installer[-secureboot]/<schematic>:<version> from Talos 1.10 on", () => {
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ schematic: S })), `factory.talos.dev/metal-installer/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "1.10.0", facts({ platform: "aws", schematic: S })), `factory.talos.dev/aws-installer/${S}:v1.10.0`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "gcp", schematic: S, secureBoot: true })),
+      `factory.talos.dev/gcp-installer-secureboot/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v2.0.0", facts({ schematic: S })), `factory.talos.dev/metal-installer/${S}:v2.0.0`, "not Omni's minor-only check");
+  });
+
+  it("no platform prefix below Talos 1.10 (the target decides, as in Omni)", () => {
+    assert.equal(nodeInstallerImage("n", "v1.9.5", facts({ platform: "aws", schematic: S })), `factory.talos.dev/installer/${S}:v1.9.5`);
+    assert.equal(nodeInstallerImage("n", "v1.10.0-beta.1", facts({ schematic: S, secureBoot: true })), `factory.talos.dev/installer-secureboot/${S}:v1.10.0-beta.1`);
+  });
+
+  it("a node without a schematic (and no extensions) gets the vanilla installer", () => {
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts()), "ghcr.io/siderolabs/installer:v1.13.2");
+  });
+
+  it("an explicit installer image wins over everything; an explicit schematic replaces each node's own", () => {
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ schematic: S }), { installerImage: "registry.local/installer:v1.13.2" }), "registry.local/installer:v1.13.2");
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "aws", schematic: S }), { schematic: X }), `factory.talos.dev/aws-installer/${X}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts(), { schematic: X, factoryHost: "factory.internal:5000" }), `factory.internal:5000/metal-installer/${X}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ extensions: ["nvidia"] }), { schematic: X }), `factory.talos.dev/metal-installer/${X}:v1.13.2`);
+  });
+
+  it("refuses what it cannot derive, naming the node and what to set", () => {
+    assert.throws(() => nodeInstallerImage("w-7", "v1.13.2", facts({ extensions: ["iscsi-tools", "zfs"] })), (e: unknown) =>
+      e instanceof TalosError && e.code === "CONFIG" && e.node === "w-7" &&
+      /node w-7 runs system extensions \(iscsi-tools, zfs\) that did not come from Image Factory .*set installerImage/.test(e.message));
+    assert.throws(() => nodeInstallerImage("w-8", "v1.13.2", facts({ platform: "", schematic: S })), /node w-8 reports no platform/);
+    assert.throws(() => nodeInstallerImage("n", "latest", facts()), /"latest" is not a Talos version/);
+    assert.throws(() => nodeInstallerImage("n", "v1.13.2", facts(), { schematic: "abc" }), /not an Image Factory schematic ID/);
+  });
+
+  it("property: the image installs the target, and carries the node's schematic unless one is chosen", () => {
+    const ver = fc.tuple(fc.constant(1), fc.nat(20), fc.nat(20));
+    const sch = fc.option(fc.stringMatching(/^[0-9a-f]{64}$/), { nil: undefined });
+    fc.assert(fc.property(ver, sch, sch, fc.constantFrom("metal", "aws", "azure"), fc.boolean(), ([a, b, c], own, chosen, platform, sb) => {
+      const v = `v${a}.${b}.${c}`;
+      const img = nodeInstallerImage("n", v, facts({ platform, schematic: own, secureBoot: sb }), chosen ? { schematic: chosen } : {});
+      assert.equal(versionFromImage(img), v);
+      const want = chosen ?? own;
+      if (want) {
+        assert.ok(img.includes(`/${want}:`));
+        assert.equal(img.includes(`/${platform}-installer`), b >= 10);
+        assert.equal(img.includes("installer-secureboot/"), sb);
+      } else assert.equal(img, `ghcr.io/siderolabs/installer:${v}`);
     }));
   });
 });

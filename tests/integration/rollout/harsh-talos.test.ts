@@ -1,0 +1,166 @@
+// The rollout against a harsher Talos, with the real adapters: several endpoints (the control planes' own apids,
+// gone while they reboot), Talos refusing a control plane while the previous one's etcd member catches up (legacy
+// path, Talos before v1.13.4), Reboot answers lost as nodes go down fast, Nodes that stay Ready on the old osImage
+// through a fast reboot with a kubelet that reports late, per-node installer images, and a single control plane that
+// is the only endpoint; and 2 control planes, which Talos refuses for good. Each run upgrades every node exactly once
+// (no node twice, none skipped). The runs of one cluster follow one another (each starts where the previous ended).
+import * as assert from "node:assert/strict";
+import type { KubeClient } from "../../../provider/kube";
+import type { Machine } from "../../../provider/rollout/ports";
+import { RolloutError, runRollout } from "../../../provider/rollout/run";
+import type { UpgradeStatus } from "../../../provider/rollout/status";
+import { nodeInstallerImage, TalosApiImpl } from "../../../provider/talos";
+import type { SimCluster } from "../../../sim/cluster";
+import { adapters, recordBoots, runOptions, sim, versions } from "./helpers";
+
+const S_METAL = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+const S_AWS = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515";
+
+/** Each machine's own installer image, from what its node reports (how the provider builds them, Omni's rule). */
+async function perNodeImages(kube: KubeClient, talos: TalosApiImpl): Promise<(m: Machine, v: string) => string> {
+  const facts = new Map(await Promise.all((await kube.listMachines()).map(async (m) => [m.name, await talos.imageFacts(m.address)] as const)));
+  return (m, v) => nodeInstallerImage(m.name, v, facts.get(m.name)!);
+}
+
+/** Runs a rollout to `target` and checks the outcome every run must have: Done, every node on target, booted once. */
+async function rollTo(s: SimCluster, kube: KubeClient, talos: TalosApiImpl, cluster: string, target: string, lines: string[]): Promise<UpgradeStatus> {
+  const boots = recordBoots(s);
+  const images: string[] = [];
+  const perNode = await perNodeImages(kube, talos);
+  const status = await runRollout(kube, talos, runOptions(cluster, {
+    targetVersion: target,
+    lastUpgradeVersion: s.talos.nodes()[0].version,
+    installerImage: (m, v) => {
+      const img = perNode(m, v);
+      images.push(`${m.name} ${img}`);
+      return img;
+    },
+    onProgress: (l) => lines.push(l),
+  }));
+  assert.equal(status.phase, "Done");
+  assert.deepEqual(new Set(Object.values(versions(s))), new Set([target]));
+  for (const n of s.talos.nodes()) assert.equal(boots.downsOf(n.name), 1, `${n.name} went down once (no node twice, none skipped)`);
+  assert.equal(images.length, s.talos.nodes().length);
+  await s.settled();
+  return status;
+}
+
+describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; real adapters)", function () {
+  this.timeout(300000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+
+  before(async () => {
+    s = await sim({
+      controlPlanes: 3, workers: 1, version: "v1.12.4",
+      nodes: {
+        "cp-1": { platform: "metal", schematic: S_METAL },
+        "cp-2": { platform: "metal", schematic: S_METAL },
+        "cp-3": { platform: "metal", schematic: S_METAL },
+        "w-1": { platform: "aws", schematic: S_AWS, extensions: [{ name: "iscsi-tools", version: "v0.2.0" }] },
+      },
+      etcd: { unhealthyAfterBootMs: 4000 },
+    });
+    ({ kube, talos } = adapters(s));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("legacy path: Talos refuses the next control plane while the last one's etcd member catches up; retried, never twice", async () => {
+    const lines: string[] = [];
+    await rollTo(s, kube, talos, "harsh-etcd", "v1.13.2", lines);
+    const refusals = lines.filter((l) => /node cp-[23]: installing \(Talos refused for now, retrying in \S+: error validating etcd for upgrade: etcd member [0-9a-f]{16} is not healthy/.test(l));
+    assert.ok(refusals.length > 0, `the user sees the refusal being retried:\n${lines.join("\n")}`);
+    // Talos answered each refusal, then accepted the upgrade exactly once per node (one boot each, checked above).
+    assert.ok(s.talos.node("cp-2").received.upgrade + s.talos.node("cp-3").received.upgrade > 2);
+    // the endpoints rebooted one after another: the talosconfig's other endpoints carried the run
+    assert.equal(s.talos.endpoints.length, 3);
+  });
+
+  it("per-node images: each node keeps its platform's installer and its schematic (and its extensions)", async () => {
+    for (const n of ["cp-1", "cp-2", "cp-3"]) assert.equal(s.talos.node(n).schematic, S_METAL);
+    assert.equal(s.talos.node("w-1").schematic, S_AWS);
+    assert.deepEqual(await talos.imageFacts(s.talos.node("w-1").address), { platform: "aws", schematic: S_AWS, extensions: ["iscsi-tools"], secureBoot: false });
+  });
+
+  it(">= 1.13 path: every Reboot answer is lost as the node goes down; each node still rebooted exactly once", async () => {
+    for (const n of s.talos.nodes()) n.faults.replyLost = true;
+    const before = Object.fromEntries(s.talos.nodes().map((n) => [n.name, n.received.reboot]));
+    try {
+      await rollTo(s, kube, talos, "harsh-lost", "v1.13.3", []);
+    } finally {
+      for (const n of s.talos.nodes()) n.faults.replyLost = undefined;
+    }
+    for (const n of s.talos.nodes()) assert.equal(n.received.reboot - before[n.name], 1, `${n.name}: Reboot sent once`);
+  });
+
+  it("Nodes stay Ready on the old osImage through the reboot and the kubelet reports late: waited out, never taken as done", async () => {
+    s.kubelet.staleWhileDown = true;
+    s.kubelet.reportDelayMs = 2500;
+    const seenStale: string[] = [];
+    const onUp = (n: { name: string }) => {
+      void kube.readMachine!(n.name).then((m) => {
+        if (m?.ready && m.talosVersion === "v1.13.3") seenStale.push(n.name);
+      });
+    };
+    s.talos.on("up", onUp);
+    try {
+      await rollTo(s, kube, talos, "harsh-kubelet", "v1.13.4", []);
+    } finally {
+      s.talos.off("up", onUp);
+      s.kubelet.staleWhileDown = false;
+      s.kubelet.reportDelayMs = 0;
+    }
+    assert.ok(seenStale.length >= 3, `Talos was back while its Node still read Ready on the old osImage: ${seenStale.join(", ")}`);
+  });
+});
+
+describe("integration: rollout — a single control plane is the only endpoint (1 control plane, 1 worker)", function () {
+  this.timeout(180000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  before(async () => {
+    s = await sim({ controlPlanes: 1, workers: 1, version: "v1.13.1" });
+    ({ kube, talos } = adapters(s));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("the endpoint is gone while its node reboots; the run waits for it and finishes, each node once", async () => {
+    assert.equal(s.talos.endpoints.length, 1);
+    await rollTo(s, kube, talos, "harsh-single", "v1.13.2", []);
+    assert.equal(s.talos.node("cp-1").received.reboot, 1);
+  });
+});
+
+describe("integration: rollout — 2 control planes on Talos before v1.13.4 (legacy path)", function () {
+  this.timeout(180000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  before(async () => {
+    s = await sim({ controlPlanes: 2, workers: 1, version: "v1.12.4" });
+    ({ kube, talos } = adapters(s));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("Talos refuses the first control plane for good (etcd quorum): the run stops at once with the reason, no node touched", async () => {
+    const boots = recordBoots(s);
+    const t0 = Date.now();
+    const err = await runRollout(kube, talos, runOptions("harsh-two", { targetVersion: "v1.13.2" })).then(
+      () => assert.fail("the run should have failed"), (e: RolloutError) => e);
+    assert.ok(err instanceof RolloutError, String(err));
+    assert.ok(Date.now() - t0 < 45000, "not retried until nodeTimeout");
+    assert.equal(err.status.phase, "Failed");
+    assert.match(err.message, /cp-1.*Talos refused: error validating etcd for upgrade: etcd member count\(2\) is insufficient to maintain quorum if upgrade commences; etcd would lose quorum while this control plane reboots — run an odd number of control planes/);
+    assert.deepEqual(boots.downs, []);
+    assert.equal(s.talos.node("cp-1").received.upgrade, 1, "a permanent refusal is not retried");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.12.4"]));
+  });
+});

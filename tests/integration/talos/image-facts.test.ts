@@ -1,0 +1,88 @@
+// Per-node installer images, like Omni: the port reads each node's platform (Version API), schematic (the
+// `schematic` ExtensionStatus Image Factory adds, listed through the COSI resource API) and SecureBoot (SecurityState),
+// and nodeInstallerImage builds that node's image. Upgrading with it keeps the node's schematic and extensions; the
+// vanilla installer would drop them (why the rule exists).
+import * as assert from "node:assert/strict";
+import { decodeSpec } from "../../../provider/talos/proto";
+import { nodeInstallerImage } from "../../../provider/talos";
+import { Harness, rejectsWith, spec, startHarness } from "./helpers";
+
+const S1 = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+const S2 = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515";
+const TARGET = "v1.13.2";
+
+describe("talos: each node's platform, schematic and SecureBoot, and its own installer image", function () {
+  this.timeout(30000);
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({
+      nodes: [
+        { ...spec("cp-1", 2, "v1.13.1", "controlplane"), platform: "metal", schematic: S1 },
+        { ...spec("w-aws", 3, "v1.13.1"), platform: "aws", schematic: S2, extensions: [{ name: "iscsi-tools", version: "v0.2.0" }, { name: "modules.dep", version: "6.18.2-talos" }] },
+        { ...spec("w-sb", 4, "v1.12.3"), platform: "metal", schematic: S1, secureBoot: true },
+        { ...spec("w-plain", 5, "v1.13.1") },
+        { ...spec("w-custom", 6, "v1.13.1"), extensions: [{ name: "nvidia-container-toolkit", version: "570.124" }] },
+      ],
+    });
+  });
+  after(async () => h?.stop());
+
+  it("the resource API on the wire: ExtensionStatuses in namespace runtime, the schematic as the `schematic` extension's version", async () => {
+    const list = await h.api.client.listResources("10.5.0.3", "runtime", "ExtensionStatuses.runtime.talos.dev");
+    assert.deepEqual(list.map((r) => [r.namespace, r.type, r.id, r.phase]), [
+      ["runtime", "ExtensionStatuses.runtime.talos.dev", "0", "running"],
+      ["runtime", "ExtensionStatuses.runtime.talos.dev", "1", "running"],
+      ["runtime", "ExtensionStatuses.runtime.talos.dev", "2", "running"],
+    ]);
+    const specs = list.map((r) => decodeSpec("ExtensionStatusSpec", r.protoSpec).metadata);
+    assert.deepEqual(specs.map((m) => [m.name, m.version]), [["iscsi-tools", "v0.2.0"], ["modules.dep", "6.18.2-talos"], ["schematic", S2]]);
+    assert.match(list[2].yamlSpec, new RegExp(`name: schematic\\n\\s+version: ${S2}`));
+    const sec = await h.api.client.getResource("10.5.0.4", "runtime", "SecurityStates.talos.dev", "securitystate");
+    assert.equal(decodeSpec("SecurityStateSpec", sec.protoSpec).secure_boot, true);
+    const missing = await rejectsWith(h.api.client.getResource("10.5.0.4", "runtime", "SecurityStates.talos.dev", "nope"), "NOT_FOUND");
+    assert.equal(missing.retryable, false);
+  });
+
+  it("imageFacts: platform, schematic, extensions (without the virtual and meta ones) and SecureBoot per node", async () => {
+    const facts = Object.fromEntries(await Promise.all(["cp-1", "w-aws", "w-sb", "w-plain", "w-custom"].map(async (n) =>
+      [n, await h.api.imageFacts(h.sim.node(n).address)] as const)));
+    assert.deepEqual(facts, {
+      "cp-1": { platform: "metal", schematic: S1, extensions: [], secureBoot: false },
+      "w-aws": { platform: "aws", schematic: S2, extensions: ["iscsi-tools"], secureBoot: false },
+      "w-sb": { platform: "metal", schematic: S1, extensions: [], secureBoot: true },
+      "w-plain": { platform: "metal", extensions: [], secureBoot: false },
+      "w-custom": { platform: "metal", extensions: ["nvidia-container-toolkit"], secureBoot: false },
+    });
+  });
+
+  it("each node's own image, and an upgrade with it keeps the node's schematic and extensions", async () => {
+    const images: Record<string, string> = {};
+    for (const n of ["cp-1", "w-aws", "w-sb", "w-plain"]) {
+      images[n] = nodeInstallerImage(n, TARGET, await h.api.imageFacts(h.sim.node(n).address));
+    }
+    assert.deepEqual(images, {
+      "cp-1": `factory.talos.dev/metal-installer/${S1}:${TARGET}`,
+      "w-aws": `factory.talos.dev/aws-installer/${S2}:${TARGET}`,
+      "w-sb": `factory.talos.dev/metal-installer-secureboot/${S1}:${TARGET}`,
+      "w-plain": `ghcr.io/siderolabs/installer:${TARGET}`,
+    });
+    const aws = h.sim.node("w-aws");
+    await h.api.upgradeNode(aws.address, { image: images["w-aws"], targetVersion: TARGET, nodeTimeoutMs: 8000 });
+    assert.equal(aws.version, TARGET);
+    assert.deepEqual(await h.api.imageFacts(aws.address), { platform: "aws", schematic: S2, extensions: ["iscsi-tools"], secureBoot: false });
+  });
+
+  it("a node with extensions but no schematic: no image can be derived (the vanilla installer would drop them)", async () => {
+    const facts = await h.api.imageFacts(h.sim.node("w-custom").address);
+    assert.throws(() => nodeInstallerImage("w-custom", TARGET, facts),
+      /node w-custom runs system extensions \(nvidia-container-toolkit\) that did not come from Image Factory .* set installerImage/);
+    assert.equal(nodeInstallerImage("w-custom", TARGET, facts, { installerImage: "registry.local/installer-nvidia:v1.13.2" }), "registry.local/installer-nvidia:v1.13.2");
+  });
+
+  it("why: the vanilla installer on an Image Factory node drops its schematic and extensions", async () => {
+    const sb = h.sim.node("w-sb");
+    await h.api.upgradeNode(sb.address, { image: `ghcr.io/siderolabs/installer:${TARGET}`, targetVersion: TARGET, nodeTimeoutMs: 8000 });
+    const facts = await h.api.imageFacts(sb.address);
+    assert.equal(facts.schematic, undefined);
+  });
+});
