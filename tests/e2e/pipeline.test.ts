@@ -14,7 +14,7 @@ import { packageRoot } from "../../sim/tools";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Healthcheck, TalosUpgrade } from "../../sdk";
 import { inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
-import { coreApi, countBoots, leftoverRunners, setGate, testSim } from "../support/sim";
+import { coreApi, countBoots, leftoverRunners, setGate, testSim, nodeVersions } from "../support/sim";
 
 const FROM = "v1.12.4";
 
@@ -102,14 +102,7 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     boots = countBoots(sim);
   });
 
-  async function versions(): Promise<Record<string, string | undefined>> {
-    const kube = createKubeApi(sim.kubeconfig);
-    try {
-      return Object.fromEntries((await kube.listMachines()).map((m) => [m.name, m.talosVersion]));
-    } finally {
-      await kube.close();
-    }
-  }
+  const versions = () => nodeVersions(sim);
 
   async function leaseHolder(cluster = "sim"): Promise<string | undefined> {
     const kube = createKubeApi(sim.kubeconfig);

@@ -5,12 +5,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { Stack } from "@pulumi/pulumi/automation";
-import { createKubeApi } from "../../provider/kube";
 import { createTalosApi } from "../../provider/talos";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Healthcheck, TalosUpgrade } from "../../sdk";
 import { inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
-import { countBoots, gateJob, gateRbac, leftoverRunners, setGate, testSim } from "../support/sim";
+import { countBoots, gateJob, gateRbac, leftoverRunners, setGate, testSim, nodeVersions } from "../support/sim";
 
 interface Knobs {
   version: string;
@@ -36,14 +35,7 @@ function program(sim: SimCluster, knobs: Knobs) {
   };
 }
 
-async function versions(sim: SimCluster): Promise<Record<string, string | undefined>> {
-  const kube = createKubeApi(sim.kubeconfig);
-  try {
-    return Object.fromEntries((await kube.listMachines()).map((m) => [m.name, m.talosVersion]));
-  } finally {
-    await kube.close();
-  }
-}
+const versions = nodeVersions;
 
 describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", function () {
   this.timeout(600000);

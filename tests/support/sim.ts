@@ -94,3 +94,14 @@ export function countBoots(sim: SimCluster): Map<string, number> {
   sim.talos.on("up", (node) => boots.set(node.name, (boots.get(node.name) ?? 0) + 1));
   return boots;
 }
+
+/** The Talos version each Kubernetes Node reports, by node name (what a user sees with `kubectl get nodes`). */
+export async function nodeVersions(sim: SimCluster): Promise<Record<string, string | undefined>> {
+  const { createKubeApi } = require("../../provider/kube") as typeof import("../../provider/kube");
+  const kube = createKubeApi(sim.kubeconfig);
+  try {
+    return Object.fromEntries((await kube.listMachines()).map((m) => [m.name, m.talosVersion]));
+  } finally {
+    await kube.close();
+  }
+}

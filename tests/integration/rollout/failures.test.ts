@@ -10,20 +10,10 @@ import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
 import {
   adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, shellCheck, sim, TARGET, until,
-  versions, waitNoRunners,
+  versions, waitNoRunners, rejection,
 } from "./helpers";
 
 const CLUSTER = "bounded";
-
-async function rejection(p: Promise<unknown>): Promise<RolloutError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof RolloutError, `expected a RolloutError, got ${(err as Error)?.stack ?? err}`);
-    return err;
-  }
-  assert.fail("the run should have failed");
-}
 
 describe("integration: rollout — bounded, refused and reverted runs on the sim (real adapters)", function () {
   this.timeout(240000);

@@ -1,11 +1,12 @@
 // Shared bits of the rollout integration tests: a simulated cluster registered for cleanup, healthchecks composed by
 // provider/template from a real Job manifest (the sim's kubelet runs its command as a local process with kubectl on
 // PATH), a ConfigMap gate the check reads, per-node boot records from the Talos sim, and runner leftovers.
+import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { createKubeApi, KubeClient } from "../../../provider/kube";
 import type { HealthcheckJob } from "../../../provider/rollout/ports";
-import type { RunOptions } from "../../../provider/rollout/run";
+import { RolloutError, type RunOptions } from "../../../provider/rollout/run";
 import { createTalosApi, TalosApiImpl } from "../../../provider/talos";
 import { composeHealthcheck, validateHealthcheck } from "../../../provider/template";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../../sim/cluster";
@@ -186,4 +187,15 @@ export async function until(what: string, pred: () => boolean | Promise<boolean>
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await delay(50);
   }
+}
+
+/** The RolloutError a run ends with (fails the test if the run succeeds or fails otherwise). */
+export async function rejection(p: Promise<unknown>): Promise<RolloutError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof RolloutError, `expected a RolloutError, got ${(err as Error)?.stack ?? err}`);
+    return err;
+  }
+  assert.fail("the run should have failed");
 }

@@ -4,23 +4,13 @@
 // order; each starts from the state the previous one left.
 import * as assert from "node:assert/strict";
 import type { KubeClient } from "../../../provider/kube";
-import { RolloutError, runRollout } from "../../../provider/rollout/run";
+import { runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, versions } from "./helpers";
+import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, versions, rejection } from "./helpers";
 
 const CLUSTER = "safety";
 const NEXT = "v1.13.3";
-
-async function rejection(p: Promise<unknown>): Promise<RolloutError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof RolloutError, `expected a RolloutError, got ${(err as Error)?.stack ?? err}`);
-    return err;
-  }
-  assert.fail("the run should have failed");
-}
 
 describe("integration: rollout — safe on every node (real adapters on the sim)", function () {
   this.timeout(300000);
