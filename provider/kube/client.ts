@@ -19,8 +19,35 @@ export interface KubeStats {
 export class ObjectApi extends k8s.KubernetesObjectApi {
   /** Whether `kind` of `apiVersion` is namespaced; undefined if the cluster does not serve it. */
   async namespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
+    return (await this.served(apiVersion, kind))?.namespaced;
+  }
+
+  /**
+   * The resource (plural name, scope) serving `kind` of `apiVersion`, from API discovery; undefined if the cluster
+   * does not serve it (a CRD not installed). Hits are cached by the client; a miss asks the API server again.
+   */
+  /**
+   * Server-side apply with the object sent as it is. client-node's `patch` re-serializes known kinds through its
+   * generated models, which renames or drops wire fields its model spells differently: a CRD's
+   * `x-kubernetes-preserve-unknown-fields`, `default` and `enum` vanished (and the API server then pruned every
+   * status field of the CRD's objects).
+   */
+  async applyRaw(obj: k8s.KubernetesObject, o: { fieldManager: string; force?: boolean; dryRun?: string }): Promise<void> {
+    const path = await this.specUriPath(structuredClone(obj), "patch");
+    const ctx = this.configuration.baseServer.makeRequestContext(path, k8s.HttpMethod.PATCH);
+    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Content-Type", k8s.PatchStrategy.ServerSideApply);
+    ctx.setQueryParam("fieldManager", o.fieldManager);
+    if (o.force !== undefined) ctx.setQueryParam("force", String(o.force));
+    if (o.dryRun !== undefined) ctx.setQueryParam("dryRun", o.dryRun);
+    ctx.setBody(JSON.stringify(obj));
+    await this.requestPromise(ctx);
+  }
+
+  async served(apiVersion: string, kind: string): Promise<{ plural: string; namespaced: boolean } | undefined> {
     try {
-      return (await this.resource(apiVersion, kind))?.namespaced;
+      const r = await this.resource(apiVersion, kind);
+      return r ? { plural: r.name, namespaced: r.namespaced } : undefined;
     } catch (err) {
       if ((err as { code?: number }).code === 404) return undefined;
       throw err;
