@@ -15,8 +15,28 @@ export interface KubeStats {
   byMethod: Record<string, number>;
 }
 
+/** Marks a request whose JSON answer is returned as it is (see ObjectApi.getRaw). */
+const RAW = "raw-json";
+
 /** KubernetesObjectApi (generic objects, server-side apply) that also answers discovery questions. */
 export class ObjectApi extends k8s.KubernetesObjectApi {
+  /**
+   * GET of an API path with its JSON answer as sent: a list of any kind reads exactly like its watch events (client-
+   * node's typed models would turn timestamps into Date objects and rename or drop fields of known kinds).
+   */
+  async getRaw(path: string, query: Record<string, string | number | undefined>): Promise<unknown> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, k8s.HttpMethod.GET);
+    ctx.setHeaderParam("Accept", "application/json");
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") ctx.setQueryParam(k, String(v));
+    return this.requestPromise(ctx, RAW);
+  }
+
+  protected async processResponse<T extends k8s.KubernetesObject>(response: k8s.ResponseContext, type?: string): Promise<T> {
+    if (type !== RAW) return super.processResponse<T>(response, type);
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) return JSON.parse(await response.body.text()) as T;
+    throw new k8s.ApiException(response.httpStatusCode, "Unsuccessful HTTP Request", await response.getBodyAsAny(), response.headers);
+  }
+
   /** Whether `kind` of `apiVersion` is namespaced; undefined if the cluster does not serve it. */
   async namespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
     return (await this.served(apiVersion, kind))?.namespaced;

@@ -35,19 +35,23 @@ export function collectionPath(apiVersion: string, plural: string, namespace?: s
   return namespace ? `${root}/namespaces/${encodeURIComponent(namespace)}/${plural}` : `${root}/${plural}`;
 }
 
-/** Lists every page of a selection (`limit` 500 per request bounds one response at any size). */
+/**
+ * Lists every page of a collection path as raw JSON, the shape watch events have (`limit` 500 per request bounds one
+ * response at any size).
+ */
 export async function listAll(
-  c: KubeClients, apiVersion: string, kind: string, namespace: string | undefined, fieldSelector?: string, labelSelector?: string,
+  c: KubeClients, path: string, selectors: { fieldSelector?: string; labelSelector?: string } = {},
 ): Promise<{ items: KubeObject[]; metadata: { resourceVersion?: string } }> {
   const items: KubeObject[] = [];
   let resourceVersion: string | undefined;
   let next: string | undefined;
   do {
-    const page = await c.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, fieldSelector, labelSelector || undefined, PAGE, next);
-    for (const item of page.items as KubeObject[]) items.push(item);
-    const meta = (page.metadata ?? {}) as { resourceVersion?: string; _continue?: string; continue?: string };
-    resourceVersion = meta.resourceVersion;
-    next = meta._continue || meta.continue || undefined;
+    const page = (await c.objects.getRaw(path, { ...selectors, limit: PAGE, continue: next })) as {
+      items?: KubeObject[]; metadata?: { resourceVersion?: string; continue?: string };
+    };
+    for (const item of page.items ?? []) items.push(item);
+    resourceVersion = page.metadata?.resourceVersion;
+    next = page.metadata?.continue || undefined;
   } while (next);
   return { items, metadata: { resourceVersion } };
 }
@@ -125,13 +129,14 @@ class SelectionWatch implements ObjectWatch {
     if (this.stopped || !info) return;
     if (info.namespaced && name !== undefined && !namespace) return this.fail(new KubeError(msg.kindNeedsNamespace(apiVersion, kind)));
     if (!info.namespaced && namespace) return this.fail(new KubeError(msg.kindClusterScoped(apiVersion, kind)));
-    const fieldSelector = name !== undefined ? `metadata.name=${name}` : undefined;
+    const path = collectionPath(apiVersion, info.plural, info.namespaced ? namespace : undefined);
+    const selectors = name !== undefined ? { fieldSelector: `metadata.name=${name}` } : { labelSelector: labelSelector ?? "" };
     this.observer = new SetObserver<KubeObject>({
       clients: this.c,
-      path: collectionPath(apiVersion, info.plural, info.namespaced ? namespace : undefined),
+      path,
       name,
-      labelSelector: name === undefined ? labelSelector ?? "" : undefined,
-      list: () => listAll(this.c, apiVersion, kind, info!.namespaced ? namespace : undefined, fieldSelector, name === undefined ? labelSelector : undefined),
+      labelSelector: selectors.labelSelector,
+      list: () => listAll(this.c, path, selectors),
       trim: trimObject,
       log: this.log,
     });

@@ -35,7 +35,7 @@ export async function waitForVolumeDetach(c: KubeClients, node: string, opts: Vo
   const observer = new SetObserver<VolumeAttachment>({
     clients: c,
     path: "/apis/storage.k8s.io/v1/volumeattachments",
-    list: () => listAll(c, "storage.k8s.io/v1", "VolumeAttachment", undefined) as Promise<{ items: VolumeAttachment[]; metadata: { resourceVersion?: string } }>,
+    list: () => listAll(c, "/apis/storage.k8s.io/v1/volumeattachments") as Promise<{ items: VolumeAttachment[]; metadata: { resourceVersion?: string } }>,
     filter: (va) => va.spec?.nodeName === node,
     log,
   });

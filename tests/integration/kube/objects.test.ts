@@ -124,6 +124,8 @@ describe("integration: kube port — object selections (condition gates)", funct
     try {
       let s = await until(w, (x) => names(x).length === 2);
       assert.deepEqual(names(s), [`${a}/pg-0`, `${b}/pg-1`], "ordered by namespace/name, the non-matching tier left out");
+      const listed = objectsOf(s)![0] as { metadata: { creationTimestamp: unknown } };
+      assert.equal(typeof listed.metadata.creationTimestamp, "string", "listed objects are raw JSON, like watch events");
       assert.equal(evaluateCondition(cond, objectsOf(s) as never).state, "passed");
 
       await core.patchNamespacedConfigMap({ name: "pg-1", namespace: b, body: { data: { ready: "false" } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
