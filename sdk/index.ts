@@ -1,9 +1,10 @@
 // talos-gate: typed Pulumi resources for healthcheck-gated Talos upgrades.
 export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
+export { Condition, ConditionArgs, ConditionTargetArgs, LabelSelectorArgs } from "./condition";
 export { Healthcheck, HealthcheckArgs } from "./healthcheck";
 export {
-  TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus, TalosUpgradeMachineStatus, TalosUpgradeStatus,
-  UpgradeStrategyArgs,
+  CronWindowArgs, NodeHookArgs, NodeHooksArgs, TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus,
+  TalosUpgradeMachineStatus, TalosUpgradeStatus, UpgradeStrategyArgs,
 } from "./talosUpgrade";
 export { Smoke, SmokeArgs } from "./smoke";
 export { ClusterTemplate, ClusterTemplateArgs } from "./clusterTemplate";

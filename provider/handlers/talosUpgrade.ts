@@ -14,12 +14,13 @@ import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from
 import { installerImage, targetVersion } from "../talos/image";
 import { parseDuration } from "../template/duration";
 import { CheckFailure, changed, errorText, hasUnknown, PartialFailure, progress, Props, UNKNOWN, withTimeout } from "./common";
+import { GATE_KEYS, gatePlanLines, normalizeGates, parseGateInputs } from "./gates";
 import { checkDuration } from "./inputs";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 
 const SPEC = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "healthcheckIds", "strategy",
-  "holdTimeout", "nodeTimeout", "machineNames"];
+  "holdTimeout", "nodeTimeout", "machineNames", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 const DEFAULT_HOLD = "60m";
 const DEFAULT_NODE = "15m";
@@ -80,7 +81,7 @@ function outputStatus(s: UpgradeStatus): Props {
 
 async function previewPlan(news: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames])) {
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.conditionIds, news.strategy, news.machineNames])) {
     return [msg.planUnknownInputs];
   }
   const kube = scoped(kubeApi(news.kubeconfig), news.machineNames);
@@ -89,10 +90,10 @@ async function previewPlan(news: Props): Promise<string[]> {
       const [machines, mirrored] = await Promise.all([kube.listMachines(), kube.readStatus(news.clusterName)]);
       const plan = planRollout({
         machines, targetVersion: target(news).version, strategy: strategyOf(news),
-        healthchecks: news.healthcheckIds ?? [],
+        healthchecks: [...(news.healthcheckIds ?? []), ...(news.conditionIds ?? [])],
         lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
       });
-      return describePlan(plan);
+      return [...describePlan(plan), ...gatePlanLines(parseGateInputs(news).inputs, new Date())];
     });
   } catch (err) {
     return [msg.planUnavailable(errorText(err))];
@@ -206,12 +207,13 @@ export const talosUpgradeHandler: KindHandler = {
         }
       });
     }
+    failures.push(...parseGateInputs(news).failures);
     if (failures.length) return { failures };
     return { inputs: { ...news, plan: await previewPlan(news) } };
   },
   async diff(_id, olds, news) {
     if (hasUnknown(SPEC.map((k) => news[k]))) return { changes: true };
-    const keys = changed(olds, news, SPEC);
+    const keys = changed(normalizeGates(olds), normalizeGates(news), SPEC);
     // Not converged (a failed, cancelled or drifted run): the next `pulumi up` resumes it.
     const resume = olds.status?.phase !== "Done";
     return { changes: keys.length > 0 || resume, replaces: keys.includes("clusterName") ? ["clusterName"] : [] };
