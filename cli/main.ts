@@ -4,6 +4,7 @@ const commands: Record<string, { summary: string; load: () => { run(argv: string
   validate: { summary: "validate an Omni cluster template offline", load: () => require("./validate") },
   plan: { summary: "print the ordered rollout plan against a live or simulated cluster", load: () => require("./plan") },
   status: { summary: "print the live upgrade status mirrored into the cluster", load: () => require("./status") },
+  stop: { summary: "ask the rollout running on a cluster to stop before its next node", load: () => require("./stop") },
   sim: { summary: "start, stop or inspect a local simulated Talos cluster (up|down|status)", load: () => require("./sim") },
   demo: { summary: "run the gated upgrade demo on a simulated cluster", load: () => require("./demo") },
 };

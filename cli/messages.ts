@@ -24,6 +24,15 @@ shaped like \`omnictl get talosupgradestatus <cluster> -o yaml\`.
   --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
   --json           print JSON instead of YAML`;
 
+export const STOP_USAGE = `usage: talos-gate stop [--kubeconfig K] [--cluster NAME] [--no-wait] [--timeout D]
+Asks the rollout running on the cluster to stop before its next node, through the cluster itself (an annotation on
+its Lease kube-system/talos-gate-<cluster>), from any shell or pipeline step that has the kubeconfig. The node in
+flight finishes; the next \`pulumi up\` resumes where it stopped.
+  --kubeconfig K   kubeconfig file (default: $KUBECONFIG)
+  --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
+  --no-wait        return once the request is written, without waiting for the rollout to stop
+  --timeout D      longest wait for the rollout to stop, a Go duration (default 30m: a node in flight finishes first)`;
+
 export const cliMsg = {
   unknownOption: (cmd: string, opt: string) => `unknown option ${opt}; see 'talos-gate ${cmd} --help'`,
   missingValue: (opt: string) => `option ${opt} needs a value`,
@@ -51,6 +60,17 @@ export const cliMsg = {
   listStatusesFailed: (detail: string) =>
     `cannot list the mirrored upgrade statuses (ConfigMaps in kube-system): ${detail}; pass --cluster, or check that the API server is reachable and the kubeconfig may read ConfigMaps in kube-system`,
 
+  badTimeout: (value: string, detail: string) => `--timeout ${JSON.stringify(value)} is invalid: ${detail}; use a Go duration such as "10m"`,
+  stopNoCluster: () => "no rollout has run on this cluster yet (no mirrored status): name the cluster with --cluster",
+  stopNothingRunning: (cluster: string) => `no rollout is running on cluster ${cluster}: nothing to stop`,
+  stopFailed: (cluster: string, detail: string) =>
+    `cannot ask the rollout of cluster ${cluster} to stop: ${detail}; the kubeconfig needs get and patch on leases in kube-system`,
+  stopAsked: (cluster: string, holder: string) =>
+    `asked the rollout of cluster ${cluster} (held by "${holder}") to stop before its next node; waiting for it to stop`,
+  stopStillRunning: (cluster: string, holder: string, ms: number) =>
+    `the rollout of cluster ${cluster} (held by "${holder}") is still running after ${Math.round(ms / 1000)}s: a node in flight ` +
+    "finishes first (bounded by its nodeTimeout); the request stays on its Lease, run `talos-gate status` to follow it",
+  stopped: (cluster: string, where: string) => `the rollout of cluster ${cluster} stopped${where ? `: ${where}` : ""}`,
   talosVersionUnavailable: (nodes: readonly string[], detail: string) =>
     `note: Talos did not answer for ${nodes.join(", ")} (${detail}); their versions come from the Kubernetes Nodes`,
   talosNoAnswer: (ms: number) => `no answer within ${ms / 1000}s`,

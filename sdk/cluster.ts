@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
+import { resourceUrn } from "./urn";
 
 /** A supporting manifest applied to the workload cluster (Omni's `kubernetes.manifests` semantics). */
 export interface ManifestArgs {
@@ -78,6 +79,7 @@ export class Cluster extends pulumi.dynamic.Resource {
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(shim, name, {
       kind: "Cluster",
+      resourceUrn: resourceUrn("Cluster", name, opts),
       clusterName: args.clusterName ?? name,
       kubeconfig: pulumi.secret(args.kubeconfig),
       talosconfig: pulumi.secret(args.talosconfig),

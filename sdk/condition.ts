@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
+import { resourceUrn } from "./urn";
 
 /** Kubernetes label selector (as in a PodDisruptionBudget). */
 export interface LabelSelectorArgs {
@@ -20,6 +21,15 @@ export interface ConditionTargetArgs {
   name?: string;
   /** Every object matching: the expression sees the list `objects`. */
   labelSelector?: LabelSelectorArgs;
+}
+
+/** A condition as a TalosUpgrade receives it. */
+export interface GateCondition {
+  id: string;
+  target: ConditionTargetArgs;
+  expression: string;
+  message?: string;
+  allowEmpty?: boolean;
 }
 
 export interface ConditionArgs {
@@ -58,11 +68,17 @@ export class Condition extends pulumi.dynamic.Resource {
   public readonly description!: pulumi.Output<string>;
   /** The id as derived from the inputs (known during preview, unlike `conditionId`). */
   public readonly plannedId: pulumi.Output<string>;
+  /**
+   * What a TalosUpgrade evaluates, from the inputs (known during preview, unlike the outputs): its diff then sees the
+   * condition's content, not an unknown output while this resource is updated.
+   */
+  public readonly gateCondition: pulumi.Output<GateCondition>;
 
   constructor(name: string, args: ConditionArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
     super(shim, name, {
       kind: "Condition",
+      resourceUrn: resourceUrn("Condition", name, opts),
       clusterName: cluster ? cluster.clusterName : args.cluster,
       kubeconfig: cluster ? cluster.kubeconfig : undefined,
       name: args.name,
@@ -74,7 +90,13 @@ export class Condition extends pulumi.dynamic.Resource {
       description: undefined,
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Condition");
-    this.plannedId = pulumi.all([cluster ? cluster.clusterNameInput : args.cluster, args.name])
-      .apply(([c, n]) => `cluster-${c}-${n}`);
+    const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
+    this.plannedId = pulumi.all([clusterName, args.name]).apply(([c, n]) => `cluster-${c}-${n}`);
+    this.gateCondition = pulumi.all([this.plannedId, args.target, args.expression, args.message, args.allowEmpty])
+      .apply(([id, target, expression, message, allowEmpty]) => ({
+        id, target, expression,
+        ...(message !== undefined && message !== null ? { message } : {}),
+        ...(allowEmpty !== undefined && allowEmpty !== null ? { allowEmpty } : {}),
+      }));
   }
 }

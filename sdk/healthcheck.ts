@@ -1,7 +1,20 @@
+import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
+import { formatDuration } from "../provider/template/duration";
+import { composeHealthcheckInput } from "../provider/template/healthcheckInput";
 import { healthcheckId } from "../provider/template/validate";
 import { Cluster } from "./cluster";
+import { resourceUrn } from "./urn";
+
+/** What a TalosUpgrade's gate runs for one Healthcheck: its runner Job, composed from the Healthcheck's inputs. */
+export interface GateCheck {
+  id: string;
+  job: Record<string, unknown>;
+  /** Normalized Go duration. */
+  interval: string;
+  configHash: string;
+}
 
 export interface HealthcheckArgs {
   /**
@@ -51,11 +64,18 @@ export class Healthcheck extends pulumi.dynamic.Resource {
    * the checks that gate each wave before this healthcheck exists.
    */
   public readonly plannedId: pulumi.Output<string>;
+  /**
+   * The runner Job composed from the inputs (known during preview, unlike `composedJob`), for a TalosUpgrade's gate:
+   * its diff then sees the checks' content, so a change of this resource's labels is no upgrade. Undefined while the
+   * inputs are invalid (this resource's own preview error says why).
+   */
+  public readonly gateCheck: pulumi.Output<GateCheck | undefined>;
 
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
     super(shim, name, {
       kind: "Healthcheck",
+      resourceUrn: resourceUrn("Healthcheck", name, opts),
       clusterName: cluster ? cluster.clusterName : args.cluster,
       kubeconfig: cluster ? cluster.kubeconfig : undefined,
       name: args.name,
@@ -72,7 +92,20 @@ export class Healthcheck extends pulumi.dynamic.Resource {
       composedJob: undefined,
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Healthcheck");
-    this.plannedId = pulumi.all([cluster ? cluster.clusterNameInput : args.cluster, args.name, args.idOverride])
+    const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
+    this.plannedId = pulumi.all([clusterName, args.name, args.idOverride])
       .apply(([c, name, idOverride]) => healthcheckId({ name, idOverride }, String(c)));
+    this.gateCheck = pulumi.all([clusterName, args.name, args.idOverride, args.job, args.file, args.interval])
+      .apply(([c, name, idOverride, job, file, interval]) => composeGateCheck(String(c), { name, idOverride, job, file, interval }));
   }
+}
+
+function composeGateCheck(cluster: string, input: Record<string, unknown>): GateCheck | undefined {
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
+  const r = composeHealthcheckInput(given, {
+    cluster, baseDir: process.cwd(), readFile: (f) => fs.readFileSync(f), realPath: (f) => fs.realpathSync(f),
+  });
+  if (!r.ok) return undefined;
+  const c = r.composed;
+  return { id: c.id, job: c.job, interval: formatDuration(c.intervalMs), configHash: c.configHash };
 }

@@ -1,6 +1,6 @@
 // talos-gate: typed Pulumi resources for healthcheck-gated Talos upgrades.
 export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
-export { Condition, ConditionArgs, ConditionTargetArgs, LabelSelectorArgs } from "./condition";
+export { Condition, ConditionArgs, ConditionTargetArgs, GateCondition, LabelSelectorArgs } from "./condition";
 export { Healthcheck, HealthcheckArgs } from "./healthcheck";
 export {
   CronWindowArgs, NodeHookArgs, NodeHooksArgs, TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus,

@@ -3,6 +3,7 @@ import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
+import { resourceUrn } from "./urn";
 
 export interface UpgradeStrategyArgs {
   /** Workers upgraded at once (default 1). Control planes always go one at a time, before any worker. */
@@ -127,12 +128,20 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
   public readonly plan!: pulumi.Output<string[]>;
 
   constructor(name: string, args: TalosUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
-    const checks = (args.healthchecks ?? []).map((h) => pulumi.all([h.checkId, h.composedJob, h.interval, h.configHash])
-      .apply(([id, job, interval, configHash]) => ({ id, job, interval, configHash })));
-    const conditions = (args.conditions ?? []).map((c) => pulumi.all([c.conditionId, c.target, c.expression, c.message, c.allowEmpty])
-      .apply(([id, target, expression, message, allowEmpty]) => ({ id, target, expression, message, allowEmpty })));
+    // The checks as composed from the Healthchecks' inputs (known during preview), not from their outputs: a
+    // Healthcheck whose labels change is updated, which leaves its outputs unknown in preview, and the upgrade would
+    // claim a change too. Ordering still follows the Healthchecks (dependsOn), so their dry runs come first.
+    const checks = (args.healthchecks ?? []).map((h) => h.gateCheck);
+    // Conditions likewise from their inputs (Condition.gateCondition); they come first in the order too.
+    const conditions = (args.conditions ?? []).map((c) => c.gateCondition);
+    const gates: pulumi.Resource[] = [...(args.healthchecks ?? []), ...(args.conditions ?? [])];
+    // pulumi.output keeps Resources as they are (it never unwraps them), so the user's dependsOn merges in any form.
+    const extra = opts?.dependsOn;
+    const dependsOn: pulumi.CustomResourceOptions["dependsOn"] = extra === undefined ? gates
+      : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
     super(shim, name, {
       kind: "TalosUpgrade",
+      resourceUrn: resourceUrn("TalosUpgrade", name, opts),
       // The lease holder: stable per stack and resource, so a resumed `pulumi up` of this stack takes over its own
       // lease at once, while any other pipeline is refused until it expires (Pulumi's stack lock already keeps two
       // runs of one stack apart).
@@ -157,7 +166,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       volumeDetachTimeout: args.volumeDetachTimeout,
       plan: undefined,
       status: undefined,
-    }, { ...opts, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
+    }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "TalosUpgrade");
   }
 }

@@ -2,16 +2,35 @@
 // (server-side apply); read refreshes machines and versions; delete removes runner Jobs and `full`-mode manifests and
 // never touches nodes.
 import type { Machine, Manifest } from "../rollout/ports";
-import { CheckFailure, changed, errorText, Props, progress, withTimeout } from "./common";
-import { checkKubeconfig, checkMachines, checkManifests, checkTalosconfig, parseAllObjects } from "./inputs";
+import { canonical, CheckFailure, errorText, hasUnknown, Props, progress, withTimeout } from "./common";
+import { checkClusterName, checkKubeconfig, checkMachines, checkManifests, checkTalosconfig, parseAllObjects } from "./inputs";
+import { warn } from "./diagnostics";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 
-const INPUTS = ["clusterName", "kubeconfig", "talosconfig", "machineSpec", "manifests"];
+/**
+ * What the Cluster's inputs mean, canonical: manifests as their objects (a YAML string, an object or a list of the
+ * same objects are one manifest; mode "full" is the default), machines without unset overrides, credentials as they
+ * are (a rotation is an update that stores them).
+ */
+function clusterKey(p: Props): string | undefined {
+  try {
+    const manifests = (p.manifests ?? []).map((m: Props) => ({
+      name: m.name, mode: m.mode ?? "full", labels: m.labels ?? {}, annotations: m.annotations ?? {},
+      objects: typeof m.inline === "string" ? parseAllObjects(m.inline) : Array.isArray(m.inline) ? m.inline : [m.inline],
+    }));
+    const machines = (p.machineSpec ?? []).map((m: Props) => Object.fromEntries(
+      ["name", "role", "address", "machineSet"].filter((k) => m[k] !== undefined && m[k] !== null && m[k] !== "").map((k) => [k, m[k]])))
+      .sort((a: Props, b: Props) => String(a.name).localeCompare(String(b.name)));
+    return canonical({ clusterName: p.clusterName, kubeconfig: p.kubeconfig, talosconfig: p.talosconfig, machines, manifests });
+  } catch {
+    return undefined;
+  }
+}
 const CLUSTER_TIMEOUT_MS = 30_000;
 
-function kubeApi(kubeconfig: string) {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig);
+function kubeApi(kubeconfig: string, urn?: string) {
+  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, { log: (line) => warn(urn, line) });
 }
 
 /** SDK manifest entries → the Kubernetes port's manifests, with the entry's labels and annotations on every object. */
@@ -43,7 +62,7 @@ export function selectMachines(live: Machine[], spec: Props[] | undefined): Mach
 }
 
 async function observe(inputs: Props): Promise<Props> {
-  const kube = kubeApi(inputs.kubeconfig);
+  const kube = kubeApi(inputs.kubeconfig, inputs.resourceUrn);
   try {
     const [live, version] = await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", () => Promise.all([
       kube.listMachines(),
@@ -65,7 +84,7 @@ async function apply(inputs: Props, previous?: Props[]): Promise<void> {
     .map((p) => ({ name: p.name, mode: "full" as const, content: [] as Record<string, unknown>[] }));
   const manifests = [...toPortManifests(entries), ...removed];
   if (manifests.length === 0) return;
-  const kube = kubeApi(inputs.kubeconfig);
+  const kube = kubeApi(inputs.kubeconfig, inputs.resourceUrn);
   try {
     const r = await kube.applyManifests(manifests, { cluster: inputs.clusterName });
     if (r.applied.length + r.pruned.length > 0) {
@@ -79,9 +98,7 @@ async function apply(inputs: Props, previous?: Props[]): Promise<void> {
 export const clusterHandler: KindHandler = {
   async check(_olds, news) {
     const failures: CheckFailure[] = [];
-    if (typeof news.clusterName !== "string" || !/^[A-Za-z0-9_-]+$/.test(news.clusterName)) {
-      failures.push({ property: "clusterName", reason: "clusterName should only contain letters, digits, dashes and underscores" });
-    }
+    checkClusterName("clusterName", news.clusterName, failures);
     checkKubeconfig(news.kubeconfig, failures);
     checkTalosconfig(news.talosconfig, failures);
     checkMachines(news.machineSpec, failures);
@@ -89,8 +106,10 @@ export const clusterHandler: KindHandler = {
     return failures.length ? { failures } : { inputs: news };
   },
   async diff(_id, olds, news) {
-    const keys = changed(olds, news, INPUTS);
-    return { changes: keys.length > 0, replaces: keys.includes("clusterName") ? ["clusterName"] : [] };
+    if (hasUnknown([news.clusterName, news.kubeconfig, news.talosconfig, news.machineSpec, news.manifests])) return { changes: true };
+    const replaces = olds.clusterName !== news.clusterName ? ["clusterName"] : [];
+    const before = clusterKey(olds);
+    return { changes: before === undefined || before !== clusterKey(news), replaces };
   },
   async create(inputs) {
     await apply(inputs);
@@ -100,7 +119,7 @@ export const clusterHandler: KindHandler = {
     try {
       return { id, props: { ...props, ...(await observe(props)) } };
     } catch (err) {
-      progress(msg.refreshWarning(props.clusterName, errorText(err)));
+      warn(props.resourceUrn, msg.refreshWarning(props.clusterName, errorText(err)));
       return { id, props };
     }
   },
@@ -109,7 +128,7 @@ export const clusterHandler: KindHandler = {
     return { outs: { ...news, ...(await observe(news)) } };
   },
   async delete(_id, props) {
-    const kube = kubeApi(props.kubeconfig);
+    const kube = kubeApi(props.kubeconfig, props.resourceUrn);
     try {
       await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", async () => {
         const swept = await kube.sweepRunners();
@@ -119,7 +138,7 @@ export const clusterHandler: KindHandler = {
         if (full.length) await kube.applyManifests(full, { cluster: props.clusterName });
       });
     } catch (err) {
-      progress(msg.deleteUnreachable("Cluster", props.clusterName, errorText(err)));
+      warn(props.resourceUrn, msg.deleteUnreachable("Cluster", props.clusterName, errorText(err)));
     } finally {
       await kube.close().catch(() => undefined);
     }

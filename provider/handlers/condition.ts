@@ -4,7 +4,8 @@
 // API server, when reachable, whether the kind is served and scoped as the target says. Outputs are the inputs as
 // given plus the derived id, so a preview with unchanged inputs shows no change.
 import { compileCondition, describeTarget } from "../conditions";
-import { CheckFailure, changed, errorText, hasUnknown, progress, Props, UNKNOWN, withTimeout } from "./common";
+import { CheckFailure, changed, errorText, hasUnknown, Props, UNKNOWN, withTimeout } from "./common";
+import { warn } from "./diagnostics";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 
@@ -53,12 +54,12 @@ async function checkKind(p: Props, outs: Props): Promise<void> {
   try {
     served = await withTimeout(DISCOVERY_TIMEOUT_MS, "the Kubernetes API", () => c.objects.served(t.apiVersion, t.kind));
   } catch (err) {
-    progress(msg.conditionKindWarning(outs.conditionId, errorText(err))); // unreachable now: the gate tells later
+    warn(p.resourceUrn, msg.conditionKindWarning(outs.conditionId, errorText(err))); // unreachable now: the gate tells later
     return;
   } finally {
     c.close();
   }
-  if (!served) progress(msg.conditionKindWarning(outs.conditionId, kubeMsg.kindNotServed(t.apiVersion, t.kind)));
+  if (!served) warn(p.resourceUrn, msg.conditionKindWarning(outs.conditionId, kubeMsg.kindNotServed(t.apiVersion, t.kind)));
   else if (served.namespaced && t.name !== undefined && !t.namespace) {
     throw new Error(msg.conditionTargetRejected(outs.conditionId, kubeMsg.kindNeedsNamespace(t.apiVersion, t.kind)));
   } else if (!served.namespaced && t.namespace) {

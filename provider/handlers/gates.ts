@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import { compileCondition, type CompiledCondition } from "../conditions";
 import { MaintenanceSchedule, parseMaintenanceWindows } from "../schedule";
 import { validateNodeHook, type NodeHook } from "../template/hooks";
-import { CheckFailure, hasUnknown, Props, UNKNOWN } from "./common";
+import { canonical, CheckFailure, hasUnknown, Props, UNKNOWN } from "./common";
 import { checkDuration } from "./inputs";
 import * as msg from "./messages";
 
@@ -94,18 +94,6 @@ export function parseGateInputs(p: Props): { inputs: GateInputs; failures: Check
   return { inputs: { conditions, soakMs, schedule, hooks, volumeDetachTimeoutMs }, failures };
 }
 
-/** Gate inputs with "none" spelled one way (unset, null, [] and {}), so a stack written before they existed diffs clean. */
-export function normalizeGates(p: Props): Props {
-  const out = { ...p };
-  for (const k of GATE_KEYS) {
-    const v = out[k];
-    if (v === null || (Array.isArray(v) && v.length === 0) || (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0)) {
-      delete out[k];
-    }
-  }
-  return out;
-}
-
 /** Plan lines for the gates beyond the healthchecks: the maintenance window, soak, hooks, volume detach. */
 export function gatePlanLines(g: GateInputs, now: Date): string[] {
   const lines: string[] = [];
@@ -115,4 +103,21 @@ export function gatePlanLines(g: GateInputs, now: Date): string[] {
   if (g.hooks.beforeNode) lines.push(msg.planHook("beforeNode", g.hooks.beforeNode.base.id));
   if (g.hooks.afterNode) lines.push(msg.planHook("afterNode", g.hooks.afterNode.base.id));
   return lines;
+}
+
+/**
+ * The canonical form of the gate inputs for a TalosUpgrade's rollout key: what gates the rollout, not how it is spelled
+ * (durations, window spellings, key order, a hook's YAML string vs object, unset vs empty).
+ */
+export function gateKey(g: GateInputs, jobContent: (job: Record<string, unknown>) => unknown): string {
+  const hook = (h: NodeHook | undefined) => h && { id: h.base.id, timeoutMs: h.timeoutMs, job: jobContent(h.base.job) };
+  return canonical({
+    conditions: g.conditions
+      .map((c) => ({ id: c.id, spec: c.compiled.spec }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
+    soakMs: g.soakMs,
+    windows: g.schedule.key,
+    hooks: { beforeNode: hook(g.hooks.beforeNode) ?? null, afterNode: hook(g.hooks.afterNode) ?? null },
+    volumeDetachTimeoutMs: g.volumeDetachTimeoutMs,
+  });
 }

@@ -1,6 +1,8 @@
 // Entry point the serialized shim (provider/shim.ts) requires by package name. Dispatches each Pulumi call to the
-// handler of the resource kind named in the `kind` property (inputs on check/create, old outputs elsewhere).
+// handler of the resource kind named in the `kind` property (inputs on check/create, old outputs elsewhere). Every
+// operation is tracked, so the host can stop and exit when the Pulumi engine cancels or is gone (engine.ts).
 import type * as pulumi from "@pulumi/pulumi";
+import { tracked } from "./engine";
 import { kindHandlers, KindHandler } from "./registry";
 
 type Props = Record<string, any>;
@@ -17,21 +19,21 @@ function handlerFor(...bags: (Props | undefined)[]): KindHandler {
 
 // async: an unknown kind rejects the returned promise like every other failure, instead of throwing synchronously.
 export async function check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-  return handlerFor(news, olds).check(olds, news);
+  return tracked(() => handlerFor(news, olds).check(olds, news));
 }
 export async function diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-  return handlerFor(news, olds).diff(id, olds, news);
+  return tracked(() => handlerFor(news, olds).diff(id, olds, news));
 }
 export async function create(inputs: Props): Promise<pulumi.dynamic.CreateResult> {
-  return handlerFor(inputs).create(inputs);
+  return tracked(() => handlerFor(inputs).create(inputs));
 }
 export async function read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-  return handlerFor(props).read(id, props);
+  return tracked(() => handlerFor(props).read(id, props));
 }
 export async function update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-  return handlerFor(news, olds).update(id, olds, news);
+  return tracked(() => handlerFor(news, olds).update(id, olds, news));
 }
 export async function delete_(id: string, props: Props): Promise<void> {
-  return handlerFor(props).delete(id, props);
+  return tracked(() => handlerFor(props).delete(id, props));
 }
 export { delete_ as delete };

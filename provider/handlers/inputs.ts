@@ -2,10 +2,27 @@
 import { parse as parseYaml } from "yaml";
 import { parseTalosconfig } from "../talos/talosconfig";
 import { parseDuration } from "../template/duration";
+import { dnsLabelErrors } from "../template/formats";
 import { CheckFailure, UNKNOWN } from "./common";
 import * as msg from "./messages";
 
 const RESERVED = ["omni.sidero.dev/", "talos-gate.dev/"];
+
+/**
+ * A cluster name names Kubernetes objects (the Lease `talos-gate-<name>`, the status ConfigMap) and is a label value,
+ * so it must be a DNS-1123 label: "Prod" or "prod_eu" would pass preview and fail at the Lease with a 422 otherwise.
+ */
+export function checkClusterName(field: string, v: unknown, out: CheckFailure[]): void {
+  if (v === UNKNOWN || v === undefined) return;
+  if (typeof v !== "string" || v === "") {
+    out.push({ property: field, reason: msg.required(field, "the cluster's name") });
+    return;
+  }
+  const problems = dnsLabelErrors(v, (n) => `is longer than ${n} characters`, "has characters Kubernetes names cannot hold");
+  if (problems.length === 0) return;
+  const suggestion = v.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 63).replace(/-+$/, "");
+  out.push({ property: field, reason: msg.clusterNameInvalid(field, v, problems.join(" and "), suggestion) });
+}
 
 export function checkKubeconfig(v: unknown, out: CheckFailure[]): void {
   if (v === UNKNOWN) return;

@@ -19,6 +19,8 @@ export const durationTooShort = (field: string, min: string) => `${field} must b
 export const strategyInvalid = (reason: string) => `strategy ${reason}`;
 export const healthchecksInvalid = (i: number) =>
   `healthchecks[${i}] must be a talos-gate Healthcheck (its checkId, composedJob, interval and configHash)`;
+export const healthcheckInvalidInputs = (i: number) =>
+  `healthchecks[${i}] cannot gate the upgrade: that Healthcheck's inputs are invalid (its own error says which field)`;
 export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
 
 export const planUnavailable = (reason: string) => `(plan computed at apply time: ${reason})`;
@@ -54,3 +56,13 @@ export const planSoak = (ms: number) =>
 export const planHook = (phase: string, id: string) =>
   `${phase} hook "${id}" runs ${phase === "beforeNode" ? "before each node goes down" : "after each node (also when it fails)"}`;
 const formatMs = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
+export const receivedSignal = (signal: string) => `the provider process received ${signal}`;
+export const stoppingBecause = (why: string) => `${why}: stopping before the next node`;
+export const credentialsUpdated = "credentials updated (kubeconfig/talosconfig); nothing to roll out";
+export const clusterNameInvalid = (field: string, name: string, problems: string, suggestion: string) =>
+  `${field} ${JSON.stringify(name)} cannot name the cluster's Kubernetes objects (the Lease talos-gate-<name>, the ` +
+  `status ConfigMap, the talos-gate.dev/cluster label): it ${problems}; use lowercase letters, digits and '-', ` +
+  `starting and ending with a letter or digit, at most 63 characters${suggestion ? `, e.g. ${JSON.stringify(suggestion)}` : ""}`;
+export const engineCancelled = "the Pulumi engine cancelled the update (Ctrl-C or SIGTERM to the pulumi CLI)";
+export const engineGone = "the Pulumi CLI is gone (killed, or its runner was lost), so no result can be saved";
+export const engineGoneExit = "talos-gate: the Pulumi CLI is gone and nothing is in flight; the provider process exits";

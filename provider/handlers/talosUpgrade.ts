@@ -1,66 +1,43 @@
 // `TalosUpgrade`: the healthcheck-gated rolling upgrade. check validates everything offline and, when the cluster
-// answers within a few seconds, puts the rollout plan into the `plan` input so `pulumi preview --diff` shows it;
-// create/update run the rollout (progress lines on the stack row) and return the status; a bounded or cancelled run
-// ends with partial state so the next `pulumi up` resumes; read recomputes the status from the live cluster; delete
-// never downgrades a node.
+// answers within a few seconds, puts the rollout plan into the `plan` input so `pulumi preview --diff` shows it; diff
+// compares the canonical rollout inputs (talosUpgradeSpec.ts), so a program with no change previews none;
+// create/update run the rollout (progress lines on the stack row, warnings on the resource's row) and return the
+// status — a credentials-only change just stores the new credentials; a bounded or cancelled run ends with partial
+// state so the next `pulumi up` resumes; read recomputes the status from the live cluster; delete never downgrades.
 import * as os from "node:os";
 import type { KubeClient } from "../kube";
-import { describePlan, planRollout, RolloutStrategy } from "../rollout/plan";
-import type { HealthcheckJob, KubeApi, Machine } from "../rollout/ports";
+import { describePlan, planRollout } from "../rollout/plan";
+import type { KubeApi, Machine } from "../rollout/ports";
 import { RolloutError, runRollout } from "../rollout/run";
 import type { UpgradeStatus } from "../rollout/status";
 import { isValidVersion, normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
-import { installerImage, targetVersion } from "../talos/image";
-import { parseDuration } from "../template/duration";
-import { CheckFailure, changed, errorText, hasUnknown, PartialFailure, progress, Props, UNKNOWN, withTimeout } from "./common";
-import { GATE_KEYS, gatePlanLines, normalizeGates, parseGateInputs } from "./gates";
-import { checkDuration } from "./inputs";
+import { CheckFailure, errorText, hasUnknown, PartialFailure, progress, Props, UNKNOWN, withTimeout } from "./common";
+import { warn } from "./diagnostics";
+import { engineCancellation } from "./engine";
+import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
+import { checkClusterName, checkDuration } from "./inputs";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
+import { credentialsChanged, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec } from "./talosUpgradeSpec";
 
-const SPEC = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "healthcheckIds", "strategy",
-  "holdTimeout", "nodeTimeout", "machineNames", ...GATE_KEYS];
+/** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
+const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
+  "nodeTimeout", "machineNames", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
-const DEFAULT_HOLD = "60m";
-const DEFAULT_NODE = "15m";
 
-function kubeApi(kubeconfig: string): KubeClient {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig);
+function kubeApi(kubeconfig: string, urn?: string): KubeClient {
+  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, { log: (line) => warn(urn, line) });
 }
 
 function talosApi(talosconfig: string) {
   return (require("../talos") as typeof import("../talos")).createTalosApi(talosconfig);
 }
 
-/** The installer image and the version nodes must report afterwards. */
-function target(p: Props): { image: string; version: string } {
-  const image = p.installerImage
-    ? String(p.installerImage)
-    : installerImage({ version: p.version, schematic: p.schematic || undefined, platform: p.schematic ? "metal" : undefined });
-  return { image, version: targetVersion(image, p.version) };
-}
-
-function strategyOf(p: Props): RolloutStrategy {
-  const s = p.strategy ?? {};
-  return { workerParallelism: s.workerParallelism, machineSetParallelism: s.machineSetParallelism, order: s.order };
-}
-
-function healthchecksOf(p: Props): HealthcheckJob[] {
-  return (p.healthchecks ?? []).map((h: Props) => ({
-    id: h.id,
-    jobName: h.job?.metadata?.name,
-    namespace: h.job?.metadata?.namespace ?? "default",
-    job: h.job,
-    configHash: h.configHash,
-    intervalMs: parseDuration(h.interval ?? "30s"),
-  }));
-}
-
 /** Only the machines the Cluster names, when it names any (a view over the port, not another implementation). */
-function scoped(kube: KubeClient, names: unknown): KubeApi {
-  if (!Array.isArray(names) || names.length === 0) return kube;
-  const keep = new Set(names as string[]);
+function scoped(kube: KubeClient, names: readonly string[]): KubeApi {
+  if (names.length === 0) return kube;
+  const keep = new Set(names);
   return Object.assign(Object.create(kube), { listMachines: async () => (await kube.listMachines()).filter((m) => keep.has(m.name)) });
 }
 
@@ -81,55 +58,72 @@ function outputStatus(s: UpgradeStatus): Props {
 
 async function previewPlan(news: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.conditionIds, news.strategy, news.machineNames])) {
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.conditionIds, news.strategy, news.machineNames, news.maintenanceWindows, news.soakTime, news.hooks])) {
     return [msg.planUnknownInputs];
   }
-  const kube = scoped(kubeApi(news.kubeconfig), news.machineNames);
+  const spec = parseTalosUpgrade(news);
+  const kube = kubeApi(spec.kubeconfig, spec.urn);
   try {
     return await withTimeout(PREVIEW_TIMEOUT_MS, "the Kubernetes API", async () => {
-      const [machines, mirrored] = await Promise.all([kube.listMachines(), kube.readStatus(news.clusterName)]);
+      const scope = scoped(kube, spec.machineNames);
+      const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatus(spec.clusterName)]);
       const plan = planRollout({
-        machines, targetVersion: target(news).version, strategy: strategyOf(news),
-        healthchecks: [...(news.healthcheckIds ?? []), ...(news.conditionIds ?? [])],
+        machines, targetVersion: spec.version, strategy: spec.strategy,
+        healthchecks: [
+          ...(news.healthcheckIds ?? spec.healthchecks.map((h) => h.id)),
+          ...(news.conditionIds ?? spec.gates.conditions.map((c) => c.id)),
+        ],
         lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
       });
-      return [...describePlan(plan), ...gatePlanLines(parseGateInputs(news).inputs, new Date())];
+      return [...describePlan(plan), ...gatePlanLines(spec.gates, new Date())];
     });
   } catch (err) {
     return [msg.planUnavailable(errorText(err))];
   } finally {
-    await (kube as KubeClient).close?.().catch(() => undefined);
+    await kube.close().catch(() => undefined);
   }
 }
 
-async function rollout(id: string, inputs: Props, previous?: Props): Promise<Props> {
-  const kube = kubeApi(inputs.kubeconfig);
-  const talos = talosApi(inputs.talosconfig);
+/**
+ * Runs the rollout. It stops before the next node when the engine cancels (Ctrl-C or SIGTERM to the CLI) or is gone,
+ * when this process gets SIGINT/SIGTERM (a terminal's Ctrl-C reaches the whole process group), or when someone asks
+ * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
+ */
+async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previous?: Props): Promise<Props> {
+  const kube = kubeApi(spec.kubeconfig, spec.urn);
+  const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
-    progress(`${msg.clusterPrefix(inputs.clusterName)} ${msg.cancelled(sig)}`);
-    abort.abort(new Error(msg.cancelled(sig)));
+    progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.cancelled(sig)}`);
+    abort.abort(new Error(msg.receivedSignal(sig)));
   };
+  const engine = engineCancellation();
+  const onEngineCancel = () => {
+    progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.stoppingBecause(errorText(engine.reason))}`);
+    abort.abort(engine.reason);
+  };
+  if (engine.aborted) onEngineCancel();
+  else engine.addEventListener("abort", onEngineCancel, { once: true });
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   let last: UpgradeStatus | undefined;
   try {
-    const mirrored = (await kube.readStatus(inputs.clusterName).catch(() => undefined)) as UpgradeStatus | undefined;
-    const { image, version } = target(inputs);
-    const status = await runRollout(scoped(kube, inputs.machineNames), talos, {
-      cluster: inputs.clusterName,
-      holder: inputs.owner ? `pulumi:${inputs.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`,
-      targetVersion: version,
-      installerImage: () => image,
-      healthchecks: healthchecksOf(inputs),
-      strategy: strategyOf(inputs),
+    const mirrored = (await kube.readStatus(spec.clusterName).catch(() => undefined)) as UpgradeStatus | undefined;
+    const status = await runRollout(scoped(kube, spec.machineNames), talos, {
+      cluster: spec.clusterName,
+      holder: spec.owner ? `pulumi:${spec.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`,
+      targetVersion: spec.version,
+      installerImage: () => spec.image,
+      healthchecks: spec.healthchecks,
+      strategy: spec.strategy,
       lastUpgradeVersion: previous?.status?.lastUpgradeVersion || mirrored?.lastUpgradeVersion || undefined,
-      holdTimeoutMs: parseDuration(inputs.holdTimeout ?? DEFAULT_HOLD),
-      nodeTimeoutMs: parseDuration(inputs.nodeTimeout ?? DEFAULT_NODE),
+      holdTimeoutMs: spec.holdTimeoutMs,
+      nodeTimeoutMs: spec.nodeTimeoutMs,
       readyPollMs: 500,
       signal: abort.signal,
       onStatus: (s) => { last = s; },
       onProgress: progress,
+      onWarning: (line) => warn(spec.urn, line),
     });
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
@@ -139,6 +133,7 @@ async function rollout(id: string, inputs: Props, previous?: Props): Promise<Pro
     }
     throw err;
   } finally {
+    engine.removeEventListener("abort", onEngineCancel);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     talos.close();
@@ -170,15 +165,25 @@ function liveStatus(props: Props, machines: Machine[]): Props {
   };
 }
 
+/** Old and new specs, or undefined when either cannot be read (then the diff cannot vouch for "no change"). */
+function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUpgradeSpec } | undefined {
+  try {
+    return { old: parseTalosUpgrade(olds), next: parseTalosUpgrade(news) };
+  } catch {
+    return undefined;
+  }
+}
+
 export const talosUpgradeHandler: KindHandler = {
   async check(_olds, news) {
     const failures: CheckFailure[] = [];
+    checkClusterName("clusterName", news.clusterName, failures);
     if (news.version !== UNKNOWN && (typeof news.version !== "string" || !isValidVersion(news.version))) {
       failures.push({ property: "version", reason: msg.versionInvalid(news.version) });
     }
     if (!hasUnknown([news.version, news.installerImage, news.schematic]) && failures.length === 0) {
       try {
-        target(news);
+        target(news as Parameters<typeof target>[0]);
       } catch (err) {
         failures.push({ property: news.installerImage ? "installerImage" : "schematic", reason: msg.imageInvalid(errorText(err)) });
       }
@@ -202,7 +207,9 @@ export const talosUpgradeHandler: KindHandler = {
     if (news.healthchecks !== UNKNOWN) {
       (news.healthchecks ?? []).forEach((h: any, i: number) => {
         if (h === UNKNOWN || hasUnknown(h)) return;
-        if (typeof h?.id !== "string" || !h.job || typeof h.job !== "object") {
+        if (h === null || h === undefined) {
+          failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
+        } else if (typeof h?.id !== "string" || !h.job || typeof h.job !== "object") {
           failures.push({ property: "healthchecks", reason: msg.healthchecksInvalid(i) });
         }
       });
@@ -212,39 +219,51 @@ export const talosUpgradeHandler: KindHandler = {
     return { inputs: { ...news, plan: await previewPlan(news) } };
   },
   async diff(_id, olds, news) {
-    if (hasUnknown(SPEC.map((k) => news[k]))) return { changes: true };
-    const keys = changed(normalizeGates(olds), normalizeGates(news), SPEC);
+    if (hasUnknown(ROLLOUT_INPUTS.map((k) => news[k]))) return { changes: true };
+    const s = specs(olds, news);
+    if (!s) return { changes: true };
+    const replaces = s.old.clusterName !== s.next.clusterName ? ["clusterName"] : [];
     // Not converged (a failed, cancelled or drifted run): the next `pulumi up` resumes it.
     const resume = olds.status?.phase !== "Done";
-    return { changes: keys.length > 0 || resume, replaces: keys.includes("clusterName") ? ["clusterName"] : [] };
+    const changes = resume || rolloutKey(s.old) !== rolloutKey(s.next) || credentialsChanged(s.old, s.next);
+    return { changes, replaces };
   },
   async create(inputs) {
-    const id = String(inputs.clusterName);
-    return { id, outs: await rollout(id, inputs) };
+    const spec = parseTalosUpgrade(inputs);
+    return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec) };
   },
   async read(id, props) {
-    const kube = scoped(kubeApi(props.kubeconfig), props.machineNames);
+    const spec = parseTalosUpgrade(props);
+    const kube = kubeApi(spec.kubeconfig, spec.urn);
     try {
-      const machines = await withTimeout(30_000, "the Kubernetes API", () => kube.listMachines());
+      const machines = await withTimeout(30_000, "the Kubernetes API", () => scoped(kube, spec.machineNames).listMachines());
       return { id, props: { ...props, status: liveStatus(props, machines) } };
     } catch (err) {
-      progress(msg.refreshWarning(props.clusterName, errorText(err)));
+      warn(spec.urn, msg.refreshWarning(spec.clusterName, errorText(err)));
       return { id, props };
     } finally {
-      await (kube as KubeClient).close?.().catch(() => undefined);
+      await kube.close().catch(() => undefined);
     }
   },
   async update(id, olds, news) {
-    return { outs: await rollout(id, news, olds) };
+    const spec = parseTalosUpgrade(news);
+    const old = specs(olds, news)?.old;
+    if (old && olds.status?.phase === "Done" && rolloutKey(old) === rolloutKey(spec)) {
+      // A credentials rotation (Talos client certificates expire yearly): store them, touch nothing.
+      progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.credentialsUpdated}`);
+      return { outs: { ...news, status: olds.status } };
+    }
+    return { outs: await rollout(id, news, spec, olds) };
   },
   async delete(_id, props) {
-    const kube = kubeApi(props.kubeconfig);
+    const spec = parseTalosUpgrade(props);
+    const kube = kubeApi(spec.kubeconfig, spec.urn);
     try {
       const swept = await withTimeout(30_000, "the Kubernetes API", () => kube.sweepRunners());
-      if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(props.clusterName, swept.jobs, swept.pods));
-      progress(msg.deleteKeepsNodes(props.clusterName, props.status?.lastUpgradeVersion ?? ""));
+      if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
+      progress(msg.deleteKeepsNodes(spec.clusterName, props.status?.lastUpgradeVersion ?? ""));
     } catch (err) {
-      progress(msg.deleteUnreachable("TalosUpgrade", props.clusterName, errorText(err)));
+      warn(spec.urn, msg.deleteUnreachable("TalosUpgrade", spec.clusterName, errorText(err)));
     } finally {
       await kube.close().catch(() => undefined);
     }

@@ -2,8 +2,14 @@
 // TLS handshake, per request otherwise) and one request counter (middleware; watches are counted when started).
 import * as https from "node:https";
 import * as k8s from "@kubernetes/client-node";
-import { KubeError } from "./errors";
+import { KubeError, REQUEST_TIMEOUT_S } from "./errors";
 import { msg } from "./messages";
+
+/**
+ * Every request ends within this time (watches excepted: they have their own server-side timeout and watchdog): an
+ * API server that accepts a connection and never answers must not hang a rollout, a cleanup or a preview.
+ */
+export const REQUEST_TIMEOUT_MS = REQUEST_TIMEOUT_S * 1000;
 
 /** Kubernetes API requests made through one port instance. */
 export interface KubeStats {
@@ -122,6 +128,7 @@ export class KubeClients {
         counts.byMethod[m] = (counts.byMethod[m] ?? 0) + 1;
         const agent = sharedAgent();
         if (agent) ctx.setAgent(await agent);
+        if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(REQUEST_TIMEOUT_MS));
         return ctx;
       },
       async post(rsp) {

@@ -7,7 +7,7 @@ import type {
 import { KubeClients, KubeStats } from "./client";
 import { drain } from "./drain";
 import { EventRecorder } from "./events";
-import { acquireLease } from "./lease";
+import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
 import { listMachines, readMachine, setUnschedulable } from "./nodes";
 import { watchObjects } from "./objects";
@@ -24,6 +24,7 @@ export type {
 export { KubeError } from "./errors";
 export { failureText, jobBody } from "./runner";
 export { talosVersionOf } from "./nodes";
+export type { RunningRollout } from "./lease";
 
 export interface KubeApiOptions {
   /** Where best-effort failures (sweep, pod cleanup, events, status mirror, watch reconnects) are reported. */
@@ -44,6 +45,13 @@ export interface KubeClient extends KubeApi {
   recordEvent(event: RolloutEvent): void;
   /** Writes pending status-mirror writes and events now and waits for them. */
   flush(): Promise<void>;
+  /** Who runs a rollout on the cluster now (the holder of its Lease), or undefined. */
+  runningRollout(cluster: string): Promise<RunningRollout | undefined>;
+  /**
+   * Asks the rollout running on the cluster to stop before its next node (annotates its Lease with `by`); resolves
+   * the holder asked, or undefined when no rollout runs.
+   */
+  requestStop(cluster: string, by: string): Promise<RunningRollout | undefined>;
   /** Kubernetes API requests made so far through this instance. */
   stats(): KubeStats;
   /** Watches one object or a label selection of any kind (condition gates); see ports.ts. */
@@ -79,6 +87,8 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     flush: async () => {
       await Promise.all([mirror.flush(), events.flush()]);
     },
+    runningRollout: (cluster: string) => runningRollout(c, cluster),
+    requestStop: (cluster: string, by: string) => requestStop(c, cluster, by),
     stats: () => c.stats(),
     close: async () => {
       await Promise.all([mirror.flush(), events.flush()]);

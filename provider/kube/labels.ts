@@ -28,6 +28,13 @@ export const FIELD_MANAGER = "talos-gate";
 export const MANIFEST_LABEL = "talos-gate.dev/manifest";
 export const CLUSTER_LABEL = "talos-gate.dev/cluster";
 
+/**
+ * On the rollout Lease: who asked the running rollout to stop before its next node (`talos-gate stop`), and when. The
+ * holder watches its Lease and stops; the next holder clears both when it takes the Lease.
+ */
+export const STOP_REQUESTED_BY_ANNOTATION = "talos-gate.dev/stop-requested-by";
+export const STOP_REQUESTED_AT_ANNOTATION = "talos-gate.dev/stop-requested-at";
+
 /** Namespace of the per-cluster Lease, status ConfigMap and manifest inventory. */
 export const SYSTEM_NAMESPACE = "kube-system";
 export const leaseName = (cluster: string): string => `talos-gate-${cluster}`;

@@ -4,12 +4,18 @@
 // wins); held by someone else and not expired → fail at once naming the holder and the expiry. While held it is
 // renewed every durationSeconds/3; a failed renewal is retried every second until the lease would expire, and only
 // then (or when another holder is seen) is `lost` aborted. `release()` stops renewing and clears the holder.
+// Stopping a rollout through the cluster (`talos-gate stop`): `requestStop` annotates the held Lease with who asked;
+// the holder watches its Lease and aborts `stopRequested`, and the rollout stops before its next node. Taking the
+// Lease clears a request left from an earlier run, so it only ever stops the rollout it was meant for.
 import * as k8s from "@kubernetes/client-node";
 import type { Lease } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, isAlreadyExists, isConflict, isNotFound, KubeError, statusOf } from "./errors";
-import { FIELD_MANAGER, leaseName, SYSTEM_NAMESPACE } from "./labels";
+import {
+  FIELD_MANAGER, leaseName, STOP_REQUESTED_AT_ANNOTATION, STOP_REQUESTED_BY_ANNOTATION, SYSTEM_NAMESPACE,
+} from "./labels";
 import { msg } from "./messages";
+import { ObjectObserver } from "./watch";
 
 export const DEFAULT_LEASE_SECONDS = 30;
 
@@ -65,6 +71,7 @@ export async function acquireLease(
         name, namespace, fieldManager: FIELD_MANAGER,
         body: {
           ...existing,
+          metadata: withoutStopRequest(existing.metadata),
           spec: {
             ...existing.spec,
             holderIdentity: holder,
@@ -85,8 +92,74 @@ export async function acquireLease(
   return new HeldLease(c, cluster, holder, duration, current!, log);
 }
 
+function withoutStopRequest(meta: k8s.V1ObjectMeta | undefined): k8s.V1ObjectMeta {
+  const { [STOP_REQUESTED_BY_ANNOTATION]: _by, [STOP_REQUESTED_AT_ANNOTATION]: _at, ...annotations } = meta?.annotations ?? {};
+  return { ...meta, annotations };
+}
+
+/** The stop request on a Lease, if any. */
+function stopRequestOf(lease: k8s.V1Lease | undefined): { by: string; at: string } | undefined {
+  const by = lease?.metadata?.annotations?.[STOP_REQUESTED_BY_ANNOTATION];
+  if (!by) return undefined;
+  return { by, at: lease?.metadata?.annotations?.[STOP_REQUESTED_AT_ANNOTATION] ?? "an unknown time" };
+}
+
+/** Who holds the cluster's rollout Lease now (undefined: no rollout runs), as `talos-gate stop` sees it. */
+export interface RunningRollout {
+  holder: string;
+  /** When the Lease expires unless renewed. */
+  expiresAt: Date;
+}
+
+/**
+ * Asks the rollout holding the cluster's Lease to stop before its next node: annotates the Lease with `by` and the
+ * time. Resolves the holder, or undefined when no rollout holds the Lease (nothing is written then).
+ */
+export async function requestStop(c: KubeClients, cluster: string, by: string, now = new Date()): Promise<RunningRollout | undefined> {
+  const name = leaseName(cluster);
+  const namespace = SYSTEM_NAMESPACE;
+  let lease: k8s.V1Lease;
+  try {
+    lease = await c.coordination.readNamespacedLease({ name, namespace });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new KubeError(msg.leaseRequestFailed(cluster, "reading", apiMessage(err), statusOf(err)), statusOf(err));
+  }
+  const holder = lease.spec?.holderIdentity;
+  const expiry = leaseExpiry(lease);
+  if (!holder || expiry === undefined || expiry <= now.getTime()) return undefined;
+  try {
+    await c.coordination.patchNamespacedLease(
+      {
+        name, namespace, fieldManager: FIELD_MANAGER,
+        body: { metadata: { annotations: { [STOP_REQUESTED_BY_ANNOTATION]: by, [STOP_REQUESTED_AT_ANNOTATION]: now.toISOString() } } },
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new KubeError(msg.leaseRequestFailed(cluster, "annotating", apiMessage(err), statusOf(err)), statusOf(err));
+  }
+  return { holder, expiresAt: new Date(expiry) };
+}
+
+/** The holder of the cluster's Lease, or undefined when no rollout holds it. */
+export async function runningRollout(c: KubeClients, cluster: string, now = Date.now()): Promise<RunningRollout | undefined> {
+  try {
+    const lease = await c.coordination.readNamespacedLease({ name: leaseName(cluster), namespace: SYSTEM_NAMESPACE });
+    const expiry = leaseExpiry(lease);
+    if (!lease.spec?.holderIdentity || expiry === undefined || expiry <= now) return undefined;
+    return { holder: lease.spec.holderIdentity, expiresAt: new Date(expiry) };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new KubeError(msg.leaseRequestFailed(cluster, "reading", apiMessage(err), statusOf(err)), statusOf(err));
+  }
+}
+
 class HeldLease implements Lease {
   private readonly ctl = new AbortController();
+  private readonly stopCtl = new AbortController();
+  private readonly observer: ObjectObserver<k8s.V1Lease>;
   private timer: NodeJS.Timeout | undefined;
   private released = false;
   private renewing: Promise<void> | undefined;
@@ -103,10 +176,41 @@ class HeldLease implements Lease {
   ) {
     this.expiresAt = leaseExpiry(lease) ?? Date.now() + duration * 1000;
     this.schedule((duration * 1000) / 3);
+    // Watch the Lease so a stop request is seen at once, not at the next renewal.
+    const name = lease.metadata!.name!;
+    const namespace = lease.metadata!.namespace!;
+    this.observer = new ObjectObserver<k8s.V1Lease>({
+      clients: c,
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+      name,
+      list: () => c.coordination.listNamespacedLease({ namespace, fieldSelector: `metadata.name=${name}` }),
+      log,
+    });
+    void this.watchStopRequests();
   }
 
   get lost(): AbortSignal {
     return this.ctl.signal;
+  }
+
+  get stopRequested(): AbortSignal {
+    return this.stopCtl.signal;
+  }
+
+  private async watchStopRequests(): Promise<void> {
+    try {
+      for (let s = await this.observer.next(); s && !this.released; s = await this.observer.next()) {
+        if (s.object?.spec?.holderIdentity === this.holder) this.noticeStopRequest(s.object);
+      }
+    } catch (err) {
+      // A watch that cannot run (e.g. no list/watch permission on Leases) leaves renewals to notice a request.
+      this.log(msg.leaseWatchFailed(this.cluster, apiMessage(err)));
+    }
+  }
+
+  private noticeStopRequest(lease: k8s.V1Lease): void {
+    const req = stopRequestOf(lease);
+    if (req && !this.stopCtl.signal.aborted) this.stopCtl.abort(new Error(msg.stopRequested(req.by, req.at)));
   }
 
   private schedule(ms: number): void {
@@ -135,6 +239,7 @@ class HeldLease implements Lease {
       });
       if (this.released) return;
       this.lease = next;
+      this.noticeStopRequest(next);
       this.expiresAt = started + this.duration * 1000;
       this.schedule((this.duration * 1000) / 3);
     } catch (err) {
@@ -145,6 +250,7 @@ class HeldLease implements Lease {
           const fresh = await this.c.coordination.readNamespacedLease({ name, namespace });
           if (fresh.spec?.holderIdentity === this.holder) {
             this.lease = fresh;
+            this.noticeStopRequest(fresh);
             this.schedule(0);
             return;
           }
@@ -163,6 +269,7 @@ class HeldLease implements Lease {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
+    this.observer.stop();
     if (this.timer) clearTimeout(this.timer);
     await this.renewing?.catch(() => undefined);
     if (this.ctl.signal.aborted) return; // not ours any more

@@ -72,6 +72,9 @@ export const msg = {
     "wait for it to finish, or — if that process is gone — retry after the lease expires",
   leaseRequestFailed: (cluster: string, op: string, detail: string, status: number | undefined) =>
     `cluster ${cluster}: ${op} of the rollout lease failed: ${detail}; ${hint(status, "leases.coordination.k8s.io", "kube-system")}`,
+  leaseWatchFailed: (cluster: string, detail: string) =>
+    `cluster ${cluster}: cannot watch the rollout lease (${detail}); a stop request (talos-gate stop) is noticed at the next renewal instead`,
+  stopRequested: (by: string, at: string) => `stop requested by ${by} at ${at} (talos-gate stop)`,
   leaseLost: (cluster: string, holder: string) =>
     `cluster ${cluster}: the rollout lease was taken over by "${holder}"; stopping so two rollouts never run at once`,
   leaseRenewFailed: (cluster: string, detail: string) =>

@@ -245,6 +245,14 @@ export function progressRunFailed(reason: string): string {
   return `failed: ${truncateReason(singleLine(reason))}`;
 }
 
+export function sweepFailed(detail: string): string {
+  return `could not remove the runner Jobs at the end of the run (the next run or \`pulumi destroy\` removes them): ${truncateReason(singleLine(detail))}`;
+}
+
+export function leaseReleaseFailed(detail: string): string {
+  return `could not release the rollout lease (it expires on its own within its duration): ${truncateReason(singleLine(detail))}`;
+}
+
 export function mirrorWriteFailed(detail: string): string {
   return `could not mirror the upgrade status into the cluster (the rollout continues; \`talos-gate status\` may lag): ${truncateReason(singleLine(detail))}`;
 }
@@ -284,9 +292,11 @@ export function reasonNodeFailed(node: string, detail: string): string {
   return `upgrade of node ${node} failed: ${detail}; the node is not retried automatically: inspect it (talosctl dmesg, talosctl version), then ${RESUME}`;
 }
 
-export function reasonCancelled(beforeNode: string | undefined, done: number, total: number): string {
+/** `why`: what asked the run to stop (the engine's cancel, a signal, `talos-gate stop`), when known. */
+export function reasonCancelled(beforeNode: string | undefined, done: number, total: number, why?: string): string {
   const where = beforeNode !== undefined ? ` before node ${beforeNode}` : "";
-  return `upgrade cancelled${where} (${done}/${total} machines on the target); ${RESUME}`;
+  const cause = why ? `: ${why}` : "";
+  return `upgrade cancelled${where} (${done}/${total} machines on the target)${cause}; ${RESUME}`;
 }
 
 export function reasonLeaseLost(cluster: string): string {

@@ -38,6 +38,11 @@ export interface Lease {
   holder: string;
   /** Aborted if renewal fails or another holder takes the lease over. */
   readonly lost: AbortSignal;
+  /**
+   * Aborted when someone asks the holder, through the cluster, to stop before the next node (`talos-gate stop`); its
+   * reason (an Error) says who asked and when.
+   */
+  readonly stopRequested?: AbortSignal;
   release(): Promise<void>;
 }
 

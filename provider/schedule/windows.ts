@@ -22,6 +22,8 @@ interface Interval {
 /** One window source: its occurrences in time. */
 interface Source {
   zone: string;
+  /** Canonical form: two sources with the same key open at the same times. */
+  key: string;
   /** Occurrences with start ≤ t < end. */
   containing(t: number): Interval[];
   /** The earliest occurrence starting strictly after t, searching at most `horizonMs` ahead. */
@@ -85,6 +87,7 @@ function weeklySource(days: Set<number>, startMin: number, endMin: number, zone:
   const localDay = (t: number) => DateTime.fromMillis(t, { zone }).startOf("day");
   return {
     zone,
+    key: `weekly ${[...days].sort().join(",")} ${startMin}-${endMin} ${zone}`,
     containing(t) {
       const out: Interval[] = [];
       for (let i = -2; i <= 0; i++) {
@@ -109,6 +112,7 @@ function cronSource(cron: string, durationMs: number, zone: string): Source {
   const parse = (from: number) => CronExpressionParser.parse(cron, { currentDate: new Date(from), tz: zone });
   return {
     zone,
+    key: `cron ${cron.split(/\s+/).join(" ")} ${durationMs} ${zone}`,
     containing(t) {
       // Starts in (t - duration, t] contain t. Walked forward with next(): cron-parser's prev() skips a start that
       // fell into the spring-forward gap (it fires at the jump going forward, but prev() from after it misses it).
@@ -183,6 +187,11 @@ function parseCron(v: Record<string, unknown>, field: string, failures: WindowFa
 /** Maintenance windows: no node starts outside them. An empty schedule is always open. */
 export class MaintenanceSchedule {
   constructor(private readonly sources: readonly Source[]) {}
+
+  /** Canonical form of the windows (sorted, duplicates once), whatever their spelling. */
+  get key(): string[] {
+    return [...new Set(this.sources.map((s) => s.key))].sort();
+  }
 
   /** True when there are no windows (no restriction). */
   get unrestricted(): boolean {

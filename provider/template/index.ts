@@ -15,6 +15,8 @@
 //   validateNodeHook(input, { cluster, ...fileOptions }, field): { hook: { base, timeoutMs } } | { failures: [{ field, message }] }
 //       A beforeNode/afterNode hook {name?, idOverride?, job? | file?, timeout?}; composeNodeHook(hook, { phase, cluster,
 //       node: { name, role }, outcome? }) is its runner Job for one node (per-node name and hash, TALOS_GATE_* env).
+//   composeHealthcheckInput(input, { cluster, ...fileOptions }): { ok: true, composed } | { ok: false, failures }
+//       validateHealthcheck + composeHealthcheck in one step (the SDK at preview, the provider at create).
 //   healthcheckId({name?, idOverride?}, cluster): string — `idOverride` or `cluster-<cluster>-<name>`.
 //   parseDuration(s): number (ms) / formatDuration(ms): string — Go's time.ParseDuration / Duration.String();
 //       parseDurationNs / formatDurationNs for exact bigint nanoseconds; DurationError carries Go's message.
@@ -37,6 +39,7 @@ export {
   type HookFailure, type HookNode, type HookPhase, type NodeHook, type NodeHookContext,
 } from "./hooks";
 export { TemplateValidationError, type TemplateError } from "./errors";
+export { composeHealthcheckInput, type ComposedInput } from "./healthcheckInput";
 export type { FileOptions } from "./files";
 export { DEFAULT_LIMITS, type YamlLimits } from "./yamlnodes";
 export type * from "./model";

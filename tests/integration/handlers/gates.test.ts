@@ -21,7 +21,8 @@ const nooutJob = {
 /** TalosUpgrade inputs that check accepts without a cluster (it fails before planning when a field is bad). */
 const upgrade = (extra: Record<string, unknown>) => ({
   kind: "TalosUpgrade", clusterName: "prod", version: "v1.13.2", holdTimeout: "60m", nodeTimeout: "15m",
-  healthchecks: [], healthcheckIds: [], machineNames: [], owner: "p/s/talos", ...extra,
+  healthchecks: [], healthcheckIds: [], machineNames: [], owner: "p/s/talos", kubeconfig: "kubeconfig", talosconfig: "talosconfig",
+  ...extra,
 });
 
 describe("handlers: Condition and the gate inputs of TalosUpgrade", function () {
@@ -58,14 +59,15 @@ describe("handlers: Condition and the gate inputs of TalosUpgrade", function () 
   it("Condition create checks the kind against a reachable cluster: a wrong scope fails, an absent CRD is a warning", async () => {
     const cp = await testControlPlane();
     const lines: string[] = [];
-    const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+    // Without a Pulumi engine, warnings go to stderr (with one, onto the resource's row).
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
     try {
       await create({ ...cephCondition, kubeconfig: cp.kubeconfig });
-      assert.ok(lines.some((l) => /condition "cluster-prod-ceph-health": ceph.rook.io\/v1 CephCluster is not served by the cluster \(is its CRD installed\?\)/.test(l)), lines.join(""));
     } finally {
-      process.stdout.write = write;
+      process.stderr.write = write;
     }
+    assert.ok(lines.some((l) => /condition "cluster-prod-ceph-health": ceph.rook.io\/v1 CephCluster is not served by the cluster \(is its CRD installed\?\)/.test(l)), lines.join(""));
     await assert.rejects(create({
       ...cephCondition, kubeconfig: cp.kubeconfig, target: { apiVersion: "v1", kind: "ConfigMap", name: "ceph-status" },
     }), /condition "cluster-prod-ceph-health": v1 ConfigMap is namespaced: set the target's namespace/);
@@ -93,10 +95,30 @@ describe("handlers: Condition and the gate inputs of TalosUpgrade", function () 
     assert.equal(reasons.length, 9, reasons.join("\n"));
   });
 
-  it("TalosUpgrade diff: a stack written before the gate inputs existed diffs clean against empty ones", async () => {
+  it("TalosUpgrade diff: gate inputs count by content, not spelling; a stack from before them diffs clean", async () => {
     const olds = { ...upgrade({}), status: { phase: "Done" } };
-    const news = upgrade({ conditions: [], conditionIds: [], hooks: {}, maintenanceWindows: null });
+    const news = upgrade({ conditions: [], conditionIds: [], hooks: {}, maintenanceWindows: null, volumeDetachTimeout: "5m" });
     assert.deepEqual(await diff("prod", olds, news), { changes: false, replaces: [] });
     assert.equal((await diff("prod", olds, upgrade({ soakTime: "10m" }))).changes, true);
+    const gated = (extra: Record<string, unknown>) => upgrade({
+      soakTime: "1h", maintenanceWindows: ["Sat 02:00-06:00 UTC"],
+      conditions: [{ id: "cluster-prod-ceph", target: cephCondition.target, expression: cephCondition.expression }],
+      hooks: { beforeNode: { name: "noout", job: nooutJob } },
+      ...extra,
+    });
+    const done = { ...gated({}), status: { phase: "Done" } };
+    const same = gated({
+      soakTime: "60m", maintenanceWindows: ["saturday 02:00-06:00 UTC", "Sat 02:00-06:00 UTC"],
+      hooks: { beforeNode: { name: "noout", job: JSON.stringify(nooutJob) } },
+    });
+    assert.deepEqual(await diff("prod", done, same), { changes: false, replaces: [] });
+    for (const changed of [
+      { maintenanceWindows: ["Sun 02:00-06:00 UTC"] },
+      { conditions: [{ id: "cluster-prod-ceph", target: cephCondition.target, expression: "true" }] },
+      { hooks: { afterNode: { name: "noout", job: nooutJob } } },
+      { volumeDetachTimeout: "0s" },
+    ]) {
+      assert.equal((await diff("prod", done, gated(changed))).changes, true, JSON.stringify(changed));
+    }
   });
 });

@@ -1,0 +1,19 @@
+// The end of every run, however it ends (done, failed, timed out, cancelled): remove the runner Jobs (a check cut
+// short at holdTimeout leaves its Job running), write the last status, release the lease. Each step is best effort
+// and bounded by the port's request timeouts, so cleanup can neither hang the run nor hide its outcome.
+import { errorText, type RunContext } from "./context";
+import * as msg from "./messages";
+
+export async function cleanUp(ctx: RunContext): Promise<void> {
+  try {
+    await ctx.kube.sweepRunners();
+  } catch (e) {
+    ctx.warn(msg.sweepFailed(errorText(e)));
+  }
+  await ctx.flushStatus();
+  try {
+    await ctx.lease.release();
+  } catch (e) {
+    ctx.warn(msg.leaseReleaseFailed(errorText(e)));
+  }
+}

@@ -1,0 +1,165 @@
+// What every named part of a run shares: the options, the ports, the clock, the current status (changed only through
+// `emit`, which reduces the event, prints its progress line and mirrors the status into the cluster), the stop signal
+// (cancelled, lease lost, or asked to stop through the cluster) and the live machines.
+import type { Clock } from "./clock";
+import type { KubeApi, Lease, Machine, TalosApi } from "./ports";
+import type { RunOptions } from "./run";
+import { progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
+import * as msg from "./messages";
+
+/** Internal: ends the run with this reason (phase Failed, partial state, resumable). */
+export class Stop extends Error {}
+
+/** Shortest spacing of the status writes of notable transitions (the port throttles to ~500 ms anyway). */
+const FORCED_WRITE_SPACING_MS = 500;
+
+/** How long reading the Nodes is retried before the run fails. */
+const LIST_RETRY_MS = 30_000;
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class RunContext {
+  status: UpgradeStatus;
+  /** Aborted when the run must stop before the next node: caller's cancel, lease lost, or a stop request. */
+  readonly stop: AbortSignal;
+  private readonly mirror: StatusMirrorWriter;
+  private listing: Promise<Machine[]> | undefined;
+
+  constructor(
+    readonly kube: KubeApi,
+    readonly talos: TalosApi,
+    readonly opts: RunOptions,
+    readonly clock: Clock,
+    readonly lease: Lease,
+    status: UpgradeStatus,
+  ) {
+    this.status = status;
+    this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
+    this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Reduces one event into the status, prints its progress line, mirrors the status (throttled unless forced). */
+  async emit(event: StatusEvent, forceWrite = false, final = false): Promise<void> {
+    this.status = reduce(this.status, event);
+    const line = progressLine(event, this.status);
+    if (line !== undefined) this.opts.onProgress?.(line);
+    this.opts.onStatus?.(this.status);
+    await this.mirror.write(forceWrite, final);
+  }
+
+  /** A warning the user must see (Pulumi shows it on the resource row); never carries secrets. */
+  warn(text: string): void {
+    const line = msg.progressPrefix(this.opts.cluster) + text;
+    if (this.opts.onWarning) this.opts.onWarning(line);
+    else this.opts.onProgress?.(line);
+  }
+
+  /** Why the run stops before `beforeNode` (or at all). */
+  stopReason(beforeNode?: string): string {
+    if (this.lease.lost.aborted && !this.opts.signal?.aborted && !this.lease.stopRequested?.aborted) {
+      return msg.reasonLeaseLost(this.opts.cluster);
+    }
+    const done = this.status.machines.filter((m) => m.state === "done" || m.state === "skipped").length;
+    const source = this.opts.signal?.aborted ? this.opts.signal : this.lease.stopRequested;
+    return msg.reasonCancelled(beforeNode, done, this.status.machines.length, whyStopped(source));
+  }
+
+  /** Throws Stop when the run must stop before `beforeNode`. */
+  checkStop(beforeNode?: string): void {
+    if (this.stop.aborted) throw new Stop(this.stopReason(beforeNode));
+  }
+
+  /**
+   * The live machines. Single flight: the nodes of a parallel wave that wait at the same time share one LIST in flight
+   * (50 concurrent LISTs of 1,000 Nodes otherwise). Retried for a while: an API server restart must not end a rollout.
+   */
+  machines(): Promise<Machine[]> {
+    return (this.listing ??= this.listWithRetry().finally(() => {
+      this.listing = undefined;
+    }));
+  }
+
+  /** One machine by name (reads one Node when the port can). */
+  async machine(name: string): Promise<Machine | undefined> {
+    if (this.kube.readMachine) return this.kube.readMachine(name);
+    return (await this.machines()).find((m) => m.name === name);
+  }
+
+  /** Writes a pending throttled status now (end of run). */
+  async flushStatus(): Promise<void> {
+    await this.mirror.finish();
+  }
+
+  private async listWithRetry(): Promise<Machine[]> {
+    const until = this.now() + LIST_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.kube.listMachines();
+      } catch (e) {
+        if (this.now() >= until || this.stop.aborted) throw e;
+        await this.clock.sleep(Math.min(5000, 250 * 2 ** attempt), this.stop);
+      }
+    }
+  }
+}
+
+/** The stop request's own words (an Error reason or a string), if the signal carries one. */
+function whyStopped(signal: AbortSignal | undefined): string | undefined {
+  const r: unknown = signal?.reason;
+  if (r instanceof Error && r.name !== "AbortError") return r.message;
+  if (typeof r === "string" && r !== "") return r;
+  return undefined;
+}
+
+/**
+ * Throttled mirror writes. Transitions worth showing at once (a node starts or is back, the gate holds or opens) are
+ * still written at most once per 500 ms, with a trailing write of the newest status: with 50 nodes in flight they come
+ * in bursts, and every write snapshots the whole status (1,000 machines → thousands of copies of ~300 KB otherwise).
+ */
+class StatusMirrorWriter {
+  private lastWrite = -Infinity;
+  private dirty = false;
+  private trailing = false;
+  private finished = false;
+  private warned = false;
+  private readonly forcedSpacing: number;
+
+  constructor(private readonly ctx: RunContext, private readonly writeEvery: number) {
+    this.forcedSpacing = Math.min(FORCED_WRITE_SPACING_MS, writeEvery);
+  }
+
+  async write(force: boolean, final = false): Promise<void> {
+    const { clock } = this.ctx;
+    const since = clock.now() - this.lastWrite;
+    if (!final && since < (force ? this.forcedSpacing : this.writeEvery)) {
+      this.dirty = true;
+      if (force && !this.trailing) {
+        this.trailing = true;
+        void clock.sleep(this.forcedSpacing - since).then(() => {
+          this.trailing = false;
+          if (this.dirty && !this.finished) void this.write(true);
+        });
+      }
+      return;
+    }
+    this.lastWrite = clock.now();
+    this.dirty = false;
+    try {
+      await this.ctx.kube.writeStatus(this.ctx.opts.cluster, this.ctx.status);
+    } catch (e) {
+      if (!this.warned) this.ctx.warn(msg.mirrorWriteFailed(errorText(e)));
+      this.warned = true;
+    }
+  }
+
+  async finish(): Promise<void> {
+    this.finished = true;
+    if (this.dirty) await this.write(true, true);
+  }
+}

@@ -1,0 +1,74 @@
+// One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
+// port pulls, installs, has the node drained (through the Kubernetes port) and reboots it, and waits for a new boot id
+// on the target version; then the node is uncordoned and its Node must report Ready on the target. Only the node
+// timeout aborts an upgrade in flight; a cancel or a lost lease stops the run before the next node instead.
+import { deadline } from "./clock";
+import { errorText, type RunContext } from "./context";
+import type { Machine, NodeUpgradeStep } from "./ports";
+import * as msg from "./messages";
+import { sameVersion } from "../version";
+
+export async function upgradeNode(ctx: RunContext, machine: Machine, target: string): Promise<void> {
+  const { opts } = ctx;
+  const started = ctx.now();
+  await ctx.emit({ type: "NodeStarted", at: started, node: machine.name }, true);
+  const bound = deadline(ctx.clock, started + opts.nodeTimeoutMs);
+  const fail = async (reason: string): Promise<never> => {
+    await ctx.emit({ type: "NodeFailed", at: ctx.now(), node: machine.name, reason }, true);
+    throw new Error(reason);
+  };
+  // What the node was doing when the node timeout hit (the adapter only sees its signal abort).
+  let lastStep: NodeUpgradeStep | undefined;
+  let lastStepAt = started;
+  const stepped = (step: NodeUpgradeStep) => {
+    lastStep = step;
+    lastStepAt = ctx.now();
+  };
+  try {
+    const result = await ctx.talos.upgradeNode(machine.address, {
+      image: opts.installerImage(machine, target),
+      targetVersion: target,
+      nodeTimeoutMs: opts.nodeTimeoutMs,
+      signal: bound.signal,
+      beforeReboot: () => ctx.kube.drain(machine.name, { timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, signal: bound.signal }),
+      onStep: (step, detail) => {
+        stepped(step);
+        void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step, ...(detail !== undefined ? { detail } : {}) });
+      },
+    });
+    if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
+    await ctx.kube.uncordon(machine.name);
+    stepped("back");
+    await waitNodeReady(ctx, machine, target, started, bound.signal, fail);
+    await ctx.emit({ type: "NodeBack", at: ctx.now(), node: machine.name, version: target }, true);
+  } catch (e) {
+    if (ctx.status.machines.find((m) => m.name === machine.name)?.state === "failed") throw e;
+    await fail(bound.expired()
+      ? msg.reasonNodeTimeout(machine.name, target, opts.nodeTimeoutMs, msg.nodeTimeoutLastStep(lastStep, ctx.now() - lastStepAt))
+      : msg.reasonNodeFailed(machine.name, errorText(e)));
+  } finally {
+    bound.dispose();
+  }
+}
+
+/**
+ * Talos has confirmed the new boot and version; now the Kubernetes Node must be Ready on it. Right after a reboot the
+ * Node object can still carry its pre-reboot status (Ready, old osImage) until the kubelet reports again, so an old
+ * version on a Ready Node is waited out, and only reported if it persists until nodeTimeout.
+ */
+async function waitNodeReady(
+  ctx: RunContext, machine: Machine, target: string, started: number, signal: AbortSignal, fail: (reason: string) => Promise<never>,
+): Promise<void> {
+  const pollMs = ctx.opts.readyPollMs ?? 2000;
+  for (;;) {
+    const live = await ctx.machine(machine.name);
+    const onTarget = live?.talosVersion === undefined || sameVersion(live.talosVersion, target);
+    if (live?.ready && onTarget) return;
+    if (signal.aborted || ctx.now() - started >= ctx.opts.nodeTimeoutMs) {
+      await fail(live?.ready && !onTarget
+        ? msg.reasonNodeWrongVersion(machine.name, live.talosVersion, target)
+        : msg.reasonNotReadyAfterUpgrade(machine.name, ctx.opts.nodeTimeoutMs));
+    }
+    await ctx.clock.sleep(pollMs, signal);
+  }
+}
