@@ -3,19 +3,15 @@
 // field (`conditions[0].expression`, `maintenanceWindows[1]`, `hooks.beforeNode.job`, ...), and the rollout takes the
 // parsed values from the same function.
 import * as fs from "node:fs";
-import { compileCondition, type CompiledCondition } from "../conditions";
+import { compileCondition } from "../conditions";
 import { MaintenanceSchedule, parseMaintenanceWindows } from "../schedule";
 import { validateNodeHook, type NodeHook } from "../template/hooks";
 import { canonical, CheckFailure, hasUnknown, Props, UNKNOWN } from "./common";
 import { checkDuration } from "./inputs";
 import * as msg from "./messages";
 
-/** A condition as the TalosUpgrade receives it from a `Condition` resource, compiled. */
-export interface ConditionGate {
-  /** `cluster-<cluster>-<name>`. */
-  id: string;
-  compiled: CompiledCondition;
-}
+import type { ConditionGate } from "../rollout/conditions";
+export type { ConditionGate };
 
 export interface GateInputs {
   conditions: ConditionGate[];

@@ -124,6 +124,11 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
       onStatus: (s) => { last = s; },
       onProgress: progress,
       onWarning: (line) => warn(spec.urn, line),
+      conditions: spec.gates.conditions,
+      soakMs: spec.gates.soakMs,
+      schedule: spec.gates.schedule,
+      hooks: spec.gates.hooks,
+      volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
     });
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {

@@ -10,7 +10,7 @@ import { outcomeDetail } from "./gate";
 export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed";
 export type MachineRunState = "pending" | "upgrading" | "done" | "failed" | "skipped";
 export type CheckState = "RUNNING" | "FAILED" | "PASSED";
-export type GateState = "idle" | "checking" | "held" | "waiting-for-ready";
+export type GateState = "idle" | "checking" | "held" | "waiting-for-ready" | "soaking";
 
 export interface MachineStatus {
   name: string;
@@ -75,6 +75,9 @@ export interface UpgradeStatus {
   gateAttempt: number;
   heldSince?: string;
   nextRetryAt?: string;
+  /** While soaking: when the next node may go at the earliest, and why the soak restarted (if it did). */
+  soakUntil?: string;
+  soakReason?: string;
   machines: MachineStatus[];
   healthchecks: HealthcheckStatus[];
   startedAt?: string;
@@ -102,6 +105,11 @@ export type StatusEvent =
   | { type: "NodeBack"; at: number; node: string; version: string }
   | { type: "NodeFailed"; at: number; node: string; reason: string }
   | { type: "WaveDone"; at: number; wave: number }
+  | { type: "SoakStarted"; at: number; soakMs: number; untilAt: number }
+  | { type: "SoakRestarted"; at: number; reason: string }
+  | { type: "SoakDone"; at: number }
+  | { type: "HookStarted"; at: number; node: string; phase: string; id: string }
+  | { type: "HookFinished"; at: number; node: string; phase: string; id: string; error?: string }
   | { type: "RunFinished"; at: number }
   | { type: "RunFailed"; at: number; reason: string };
 
@@ -163,6 +171,7 @@ function derive(s: UpgradeStatus): UpgradeStatus {
   if (s.phase === "Failed") return s; // frozen at the moment of failure
   let step: string;
   if (s.gate === "waiting-for-ready") step = msg.STEP_WAITING_FOR_READY;
+  else if (s.gate === "soaking") step = msg.stepSoaking(s.soakUntil ?? "", s.soakReason);
   else if (s.gate === "checking" || s.gate === "held") step = checksStep(s) ?? machineStep(s);
   else step = machineStep(s);
   return { ...s, status: statusLine(s), step };
@@ -180,7 +189,7 @@ function upsertCheck(s: UpgradeStatus, id: string, f: (h: HealthcheckStatus) => 
 }
 
 function withoutHold(s: UpgradeStatus): UpgradeStatus {
-  const { heldSince: _h, nextRetryAt: _n, ...rest } = s;
+  const { heldSince: _h, nextRetryAt: _n, soakUntil: _u, soakReason: _r, ...rest } = s;
   return rest;
 }
 
@@ -300,6 +309,15 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
       }));
     case "WaveDone":
       return { ...s, wave: e.wave };
+    case "SoakStarted":
+      return { ...withoutHold(s), gate: "soaking", soakUntil: iso(e.untilAt) };
+    case "SoakRestarted":
+      return { ...s, gate: "soaking", soakReason: e.reason };
+    case "SoakDone":
+      return { ...withoutHold(s), gate: "idle" };
+    case "HookStarted":
+    case "HookFinished":
+      return s;
     case "RunFinished":
       return {
         ...withoutHold(s),
@@ -379,6 +397,16 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
       return msg.progressNodeFailed(e.node, e.reason);
     case "WaveDone":
       return msg.progressWaveDone(e.wave, s.waves);
+    case "SoakStarted":
+      return msg.progressSoakStarted(e.soakMs, iso(e.untilAt));
+    case "SoakRestarted":
+      return msg.progressSoakRestarted(e.reason);
+    case "SoakDone":
+      return msg.PROGRESS_SOAK_DONE;
+    case "HookStarted":
+      return msg.progressHookStarted(e.phase, e.id, e.node);
+    case "HookFinished":
+      return msg.progressHookFinished(e.phase, e.id, e.node, e.error);
     case "RunFinished":
       return msg.progressRunFinished(
         s.machines.length,
