@@ -258,12 +258,14 @@ export class MaintenanceSchedule {
   }
 }
 
-/** `Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC)`; the UTC date is shown too when it differs. */
+/** `Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC)`; the UTC date is shown too when it differs; UTC zones once. */
 export function formatInstant(at: Date, zone: string): string {
   const local = DateTime.fromJSDate(at, { zone });
+  const text = local.toFormat("ccc yyyy-MM-dd HH:mm");
+  if (local.offset === 0 && /^(Etc\/)?(UTC|GMT|UCT|Zulu)$/i.test(zone)) return `${text} ${zone}`;
   const utc = DateTime.fromJSDate(at, { zone: "UTC" });
   const utcText = utc.toISODate() === local.toISODate() ? utc.toFormat("HH:mm") : utc.toFormat("yyyy-MM-dd HH:mm");
-  return M.instant(local.toFormat("ccc yyyy-MM-dd HH:mm"), zone, utcText);
+  return M.instant(text, zone, utcText);
 }
 
 export interface WindowFailure {

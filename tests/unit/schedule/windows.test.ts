@@ -61,6 +61,11 @@ describe("schedule: maintenance windows", () => {
     assert.equal(hours(utc("2026-08-09T00:00:00Z"), whole.currentWindowEnd(utc("2026-08-09T00:00:00Z"))), 24);
   });
 
+  it("names UTC windows once", () => {
+    assert.equal(schedule(["Sun 01:00-02:00 UTC"]).closedReason(utc("2026-08-08T12:00:00Z")),
+      "outside the maintenance window, resumes in the next one at Sun 2026-08-09 01:00 UTC");
+  });
+
   it("merges adjoining and overlapping windows of both forms into one", () => {
     const s = schedule(["Sat 02:00-04:00 UTC", "Sat 04:00-05:00 UTC", { cron: "30 4 * * 6", duration: "2h", timeZone: "UTC" }]);
     assert.deepEqual(s.currentWindowEnd(utc("2026-08-08T02:30:00Z")), utc("2026-08-08T06:30:00Z"));
