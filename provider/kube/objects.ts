@@ -8,7 +8,7 @@ import type { ObjectSelection, ObjectWatch, SelectionState } from "../rollout/po
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isTransient, KubeError, sleep, statusOf } from "./errors";
 import { msg } from "./messages";
-import { SetObserver } from "./watch";
+import { Mailbox, SetObserver } from "./watch";
 
 type KubeObject = Record<string, unknown> & { metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
 
@@ -61,10 +61,7 @@ const describe = (s: ObjectSelection) =>
   (s.name !== undefined ? (s.namespace ? `${s.namespace}/${s.name}` : s.name) : `objects matching "${s.labelSelector ?? ""}"`);
 
 class SelectionWatch implements ObjectWatch {
-  private pending: SelectionState | undefined;
-  private wake: (() => void) | undefined;
-  private failure: unknown;
-  private stopped = false;
+  private readonly box = new Mailbox<SelectionState>();
   private readonly stopCtl = new AbortController();
   private observer: SetObserver<KubeObject> | undefined;
 
@@ -72,44 +69,31 @@ class SelectionWatch implements ObjectWatch {
     void this.run();
   }
 
-  async next(): Promise<SelectionState | undefined> {
-    for (;;) {
-      if (this.failure !== undefined) throw this.failure;
-      if (this.stopped) return undefined;
-      const s = this.take();
-      if (s) return s;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+  next(): Promise<SelectionState | undefined> {
+    return this.box.next();
   }
 
   take(): SelectionState | undefined {
-    const s = this.pending;
-    this.pending = undefined;
-    return s;
+    return this.box.take();
   }
 
   stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
+    if (this.box.isClosed) return;
     this.stopCtl.abort();
     this.observer?.stop();
-    this.notify();
+    this.box.close();
   }
 
-  private notify(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
+  private get stopped(): boolean {
+    return this.box.isClosed;
   }
 
   private publish(s: SelectionState): void {
-    this.pending = s;
-    this.notify();
+    this.box.offer(() => s);
   }
 
   private fail(err: unknown): void {
-    this.failure = err;
-    this.notify();
+    this.box.fail(err);
   }
 
   private async run(): Promise<void> {

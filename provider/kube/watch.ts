@@ -40,12 +40,63 @@ export interface ObservedSet<T> {
 
 const keyOf = (o: Meta) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
 
+/**
+ * The newest state for one consumer: `next()` waits for a state not consumed yet (coalesced: only the newest counts,
+ * built when taken), throws a permanent failure, and returns undefined once closed.
+ */
+export class Mailbox<T> {
+  private make: (() => T) | undefined;
+  private wake: (() => void) | undefined;
+  private failure: unknown;
+  private closed = false;
+
+  /** A new state is available; `make` builds it when the consumer takes it. */
+  offer(make: () => T): void {
+    this.make = make;
+    this.notify();
+  }
+
+  fail(err: unknown): void {
+    this.failure = err;
+    this.notify();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.notify();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async next(): Promise<T | undefined> {
+    for (;;) {
+      if (this.failure !== undefined) throw this.failure;
+      if (this.closed) return undefined;
+      const s = this.take();
+      if (s !== undefined) return s;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  take(): T | undefined {
+    const make = this.make;
+    this.make = undefined;
+    return make?.();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+}
+
 export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>> {
   private readonly objects = new Map<string, T>();
   private generation = 0;
-  private consumed = 0;
-  private wake: (() => void) | undefined;
-  private failure: unknown;
+  private readonly box = new Mailbox<ObservedSet<T>>();
   private stopped = false;
   private readonly stopCtl = new AbortController();
   private resourceVersion: string | undefined;
@@ -57,21 +108,13 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
   }
 
   /** The next state not consumed yet (waits for one); undefined once stopped. Throws a permanent list error. */
-  async next(): Promise<ObservedSet<T> | undefined> {
-    for (;;) {
-      if (this.failure !== undefined) throw this.failure;
-      if (this.stopped) return undefined;
-      const s = this.take();
-      if (s) return s;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+  next(): Promise<ObservedSet<T> | undefined> {
+    return this.box.next();
   }
 
   /** The newest state not consumed yet, without waiting. */
   take(): ObservedSet<T> | undefined {
-    if (this.generation === this.consumed) return undefined;
-    this.consumed = this.generation;
-    return { objects: [...this.objects.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v), generation: this.generation };
+    return this.box.take();
   }
 
   /** Every state until stopped (coalesced while the loop body runs). */
@@ -94,13 +137,12 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
     this.stopCtl.abort();
     this.current?.abort();
     this.endCurrent?.();
-    this.notify();
+    this.box.close();
   }
 
-  private notify(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
+  private snapshot(): ObservedSet<T> {
+    const objects = [...this.objects.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    return { objects, generation: this.generation };
   }
 
   private keep(obj: T): T {
@@ -113,7 +155,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
 
   private changed(): void {
     this.generation++;
-    this.notify();
+    this.box.offer(() => this.snapshot());
   }
 
   private async loop(): Promise<void> {
@@ -131,8 +173,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
         } catch (err) {
           if (this.stopped) return;
           if (!isTransient(err)) {
-            this.failure = err;
-            this.notify();
+            this.box.fail(err);
             return;
           }
           await sleep(backoffMs(attempt++), this.stopCtl.signal);
