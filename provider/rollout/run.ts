@@ -138,9 +138,10 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     const repeat = wave.machines.find((m) => attempted.has(m.name));
     if (repeat) throw new Stop(msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
     ctx.checkStop(wave.machines[0].name);
-    checkWindow(ctx);
     let next = wave;
     if (forced === "upgrading") {
+      // Windows pace upgrades only: a revert (like Omni's, ungated) must always be possible.
+      checkWindow(ctx);
       if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
       await holdGate(ctx, waveNo, wave.machines[0].name, conditions);
       // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
@@ -150,7 +151,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
       if (!fresh || fresh.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
       next = fresh;
     }
-    checkWindow(ctx); // the window may have closed while the gate held
+    if (forced === "upgrading") checkWindow(ctx); // the window may have closed while the gate held
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
     await upgradeWave(ctx, next, machines, attempted);
     lastBackAt = ctx.now();
