@@ -38,7 +38,7 @@ function jobGate(cluster: string): HealthcheckJob {
     apiVersion: "batch/v1", kind: "Job", metadata: { namespace: "default" },
     spec: {
       backoffLimit: 0,
-      template: { spec: { restartPolicy: "Never", containers: [{ name: "check", image: "bitnami/kubectl", command: ["sh", "-c",
+      template: { spec: { restartPolicy: "Never", serviceAccountName: "gate-reader", containers: [{ name: "check", image: "bitnami/kubectl", command: ["sh", "-c",
         '[ "$(kubectl get configmap gate -n default -o jsonpath=\'{.data.open}\')" = "true" ] || { echo "gate closed" >&2; exit 1; }'] }] } },
     },
   };
@@ -75,6 +75,13 @@ async function reaction(kind: "condition" | "job", nodes: number): Promise<numbe
   });
   try {
     await setOpen(core, false);
+    // The Job gate's RBAC, as a user ships it: get on the gate ConfigMap.
+    const meta = { name: "gate-reader", namespace: "default" };
+    await kube.applyManifests([{ name: "gate-rbac", content: [
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: meta },
+      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules: [{ apiGroups: [""], resources: ["configmaps"], resourceNames: ["gate"], verbs: ["get"] }] },
+      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: meta, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "gate-reader" }, subjects: [{ kind: "ServiceAccount", ...meta }] },
+    ] }], { cluster });
     const cond = compileCondition({
       target: { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "gate" }, expression: "object.data.open == 'true'",
     }).compiled!;

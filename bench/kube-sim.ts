@@ -1,6 +1,7 @@
-// Kube sim cost: time for startKubeSim (Nodes registered, controllers synced, workload pods Running) with 5 and
-// 1,000 nodes, the sim's memory (RSS of this process) and the API server's, and one Job's end-to-end latency at
-// that size. Each size gets a fresh control plane. Run alone: `node dist/bench/kube-sim.js [sizes...]`.
+// Kube sim cost: time for startKubeSim (Nodes registered, the real ReplicaSet/DaemonSet controllers' pods placed by
+// the real scheduler and Running) with 5 and 1,000 nodes, the sim's memory (RSS of this process), the control plane's
+// (kube-apiserver, kube-controller-manager, kube-scheduler), and one Job's create → Complete latency through the real
+// Job controller at that size. Each size gets a fresh control plane. Run alone: `node dist/bench/kube-sim.js [sizes...]`.
 import { execFileSync } from "node:child_process";
 import { startControlPlane } from "../sim/controlplane";
 import { MachineSpec, startKubeSim } from "../sim/kube";
@@ -57,15 +58,23 @@ export async function measure(n: number): Promise<Metric[]> {
     const rss1 = process.memoryUsage().rss / 2 ** 20;
     const stats = sim.stats();
     const jobMs = await jobLatency(cp.kubeconfig);
-    const apiserverPid = cp.pids()[1];
-    const apiRss = apiserverPid ? rssMiB(apiserverPid) : NaN;
+    const rssOf = (name: "kube-apiserver" | "kube-controller-manager" | "kube-scheduler") => {
+      const pid = cp.pidOf(name);
+      return pid ? rssMiB(pid) : NaN;
+    };
+    const apiRss = rssOf("kube-apiserver");
+    const kcmRss = rssOf("kube-controller-manager");
+    const schedRss = rssOf("kube-scheduler");
     await sim.stop();
-    process.stderr.write(`kube-sim ${n} nodes: start ${startMs} ms, ${stats.pods} pods, ${stats.apiRequests} API requests, RSS ${round(rss0)} → ${round(rss1)} MiB, job ${jobMs} ms, kube-apiserver RSS ${round(apiRss)} MiB\n`);
+    process.stderr.write(`kube-sim ${n} nodes: start ${startMs} ms, ${stats.pods} pods, ${stats.apiRequests} API requests, RSS ${round(rss0)} → ${round(rss1)} MiB, ` +
+      `job ${jobMs} ms, RSS kube-apiserver ${round(apiRss)} MiB, kube-controller-manager ${round(kcmRss)} MiB, kube-scheduler ${round(schedRss)} MiB\n`);
     return [
       { name: `kube_sim_start_ms_${n}`, value: startMs, unit: "ms", compared_with: `Nodes + ${stats.pods} pods Running (${stats.apiRequests} API requests)` },
       { name: `kube_sim_rss_mib_${n}`, value: round(rss1), unit: "MiB", compared_with: `whole bench process; ${round(rss1 - rss0)} MiB more than before start` },
-      { name: `kube_sim_job_ms_${n}`, value: jobMs, unit: "ms", compared_with: "create Job `true` → Complete observed by GET polling (20 ms)" },
+      { name: `kube_sim_job_ms_${n}`, value: jobMs, unit: "ms", compared_with: "create Job `true` → Complete by the real Job controller (pod scheduled, run by the kubelet emulator), seen by GET polling (20 ms)" },
       { name: `kube_apiserver_rss_mib_${n}`, value: round(apiRss), unit: "MiB", compared_with: "the real API server holding them" },
+      { name: `kube_controller_manager_rss_mib_${n}`, value: round(kcmRss), unit: "MiB", compared_with: "the real kube-controller-manager (12 controllers)" },
+      { name: `kube_scheduler_rss_mib_${n}`, value: round(schedRss), unit: "MiB", compared_with: "the real kube-scheduler" },
     ];
   } finally {
     await cp.stop();

@@ -41,7 +41,12 @@ async function main(): Promise<void> {
   }
   process.stdout.write(table(out) + "\n");
   const file = path.join(__dirname, "..", "..", "bench", "results.json");
-  fs.writeFileSync(file, JSON.stringify(out, null, 2) + "\n");
+  // With --only, the figures of the benchmarks not run are kept as they were measured last.
+  const fresh = new Set(out.map((m) => m.name));
+  const kept = only && fs.existsSync(file)
+    ? (JSON.parse(fs.readFileSync(file, "utf8")) as Metric[]).filter((m) => !fresh.has(m.name))
+    : [];
+  fs.writeFileSync(file, JSON.stringify([...kept, ...out], null, 2) + "\n");
   process.stdout.write(`\nwrote ${path.relative(process.cwd(), file)}\n`);
   if (failures.length > 0) {
     process.stderr.write(`\n${failures.length} benchmark(s) failed:\n${failures.join("\n")}\n`);

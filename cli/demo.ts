@@ -9,6 +9,7 @@ import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { startSimCluster } from "../sim/cluster";
 import { packageRoot, toolsBin } from "../sim/tools";
 import { formatDuration } from "../provider/rollout/messages";
+import { CliError, cliMsg } from "./messages";
 
 const GATE = { name: "talos-gate-demo", namespace: "default" };
 
@@ -30,11 +31,13 @@ async function setGate(kubeconfig: string, open: boolean): Promise<void> {
 }
 
 export async function run(argv: string[]): Promise<number> {
+  // The demo's program is the repository's quickstart (root Pulumi.yaml), which the published package does not carry.
+  if (!fs.existsSync(path.join(packageRoot, "Pulumi.yaml"))) throw new CliError(cliMsg.demoNeedsClone());
   const version = argv[argv.indexOf("--version") + 1] && argv.includes("--version") ? argv[argv.indexOf("--version") + 1] : "v1.13.2";
   const t0 = Date.now();
   const say = (line: string) => process.stdout.write(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}\n`);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-demo-"));
-  say("starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real kube-apiserver + etcd)");
+  say("starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)");
   const sim = await startSimCluster({ controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, dir: path.join(work, "sim") });
   try {
     say(`cluster up: kubeconfig ${sim.kubeconfigPath}, talosconfig ${sim.talosconfigPath}`);

@@ -1,11 +1,14 @@
 // The `talos-gate` command. Each subcommand lives in its own module exporting `run(argv): Promise<number>` (the exit
 // code) and is loaded only when used, so `talos-gate validate` never loads the Kubernetes or gRPC clients.
+// First: an unsupported Node.js stops here, naming the version needed (bin/talos-gate prints it without a stack).
+import "../provider/nodeSupport";
 const commands: Record<string, { summary: string; load: () => { run(argv: string[]): Promise<number> } }> = {
   validate: { summary: "validate an Omni cluster template offline", load: () => require("./validate") },
   plan: { summary: "print the ordered rollout plan against a live or simulated cluster", load: () => require("./plan") },
   status: { summary: "print the live upgrade status mirrored into the cluster", load: () => require("./status") },
   stop: { summary: "ask the rollout running on a cluster to stop before its next node", load: () => require("./stop") },
   sim: { summary: "start, stop or inspect a local simulated Talos cluster (up|down|status)", load: () => require("./sim") },
+  toolchain: { summary: "find or build the binaries the simulated cluster runs (kube-apiserver, etcd, ...)", load: () => require("./toolchain") },
   demo: { summary: "run the gated upgrade demo on a simulated cluster", load: () => require("./demo") },
 };
 

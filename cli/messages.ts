@@ -24,6 +24,19 @@ shaped like \`omnictl get talosupgradestatus <cluster> -o yaml\`.
   --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
   --json           print JSON instead of YAML`;
 
+export const TOOLCHAIN_USAGE = (cacheDir: string) => `usage: talos-gate toolchain [--check] [--from DIR]
+Gets the binaries \`talos-gate sim\` runs — kube-apiserver, etcd, kubectl, kube-controller-manager and kube-scheduler — at
+the versions this release pins, and prints each one's version and where it came from. Each is looked for in
+$TALOS_GATE_TOOLS, then $KUBEBUILDER_ASSETS (setup-envtest's assets), then the user cache, then PATH; a binary at another
+version is passed over. The missing ones are built with Go (>= the go.mod's version, with a Go module proxy) into
+the user cache: ${cacheDir}
+  --check      only report; exit 1 when a tool is missing
+  --from DIR   first link the pinned-version binaries found in DIR into the user cache
+environment:
+  TALOS_GATE_TOOLS           a directory of prebuilt binaries, looked in first
+  TALOS_GATE_CACHE           the user cache (default $XDG_CACHE_HOME/talos-gate, else ~/.cache/talos-gate)
+  TALOS_GATE_UNPINNED_TOOLS  set to 1 to accept the first binary found at any version`;
+
 export const STOP_USAGE = `usage: talos-gate stop [--kubeconfig K] [--cluster NAME] [--no-wait] [--timeout D]
 Asks the rollout running on the cluster to stop before its next node, through the cluster itself (an annotation on
 its Lease kube-system/talos-gate-<cluster>), from any shell or pipeline step that has the kubeconfig. The node in
@@ -34,6 +47,9 @@ flight finishes; the next \`pulumi up\` resumes where it stopped.
   --timeout D      longest wait for the rollout to stop, a Go duration (default 30m: a node in flight finishes first)`;
 
 export const cliMsg = {
+  demoNeedsClone: () =>
+    "the demo runs from a clone of the talos-gate repository (`npm ci && npm run demo` there); in your own project, " +
+    "rehearse with `npx talos-gate sim up` and `pulumi up` (README: Install in your project)",
   unknownOption: (cmd: string, opt: string) => `unknown option ${opt}; see 'talos-gate ${cmd} --help'`,
   missingValue: (opt: string) => `option ${opt} needs a value`,
   unexpectedArgument: (cmd: string, arg: string) => `unexpected argument ${JSON.stringify(arg)}; see 'talos-gate ${cmd} --help'`,

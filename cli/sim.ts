@@ -1,9 +1,10 @@
-// `talos-gate sim up|down|status`: a local simulated Talos cluster in the background (real kube-apiserver + etcd,
-// simulated Talos nodes on the real wire protocol, a kubelet/Job emulator).
+// `talos-gate sim up|down|status`: a local simulated Talos cluster in the background (real etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler, simulated Talos nodes on the real wire protocol, a kubelet emulator).
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseSimArgs, readRunning, SIM_DEFAULTS, SimUsageError, stateFile } from "../sim/state";
+import { requireKubeTools } from "../sim/tools";
 
 const USAGE = `usage:
   talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--boot-seconds S] [--workload-pods P] [--dir D]
@@ -34,6 +35,8 @@ async function up(argv: string[]): Promise<number> {
     throw new SimUsageError(`a simulated cluster is already running in ${opts.dir} (pid ${running.pid}, started ` +
       `${running.startedAt}); use it, or stop it first with 'talos-gate sim down --dir ${opts.dir}'`);
   }
+  // Missing tools are named here, with the command that gets them, not in the background process's log.
+  requireKubeTools();
   fs.mkdirSync(opts.dir, { recursive: true });
   const log = path.join(opts.dir, "sim.log");
   const fd = fs.openSync(log, "w");
@@ -61,7 +64,7 @@ async function up(argv: string[]): Promise<number> {
         `  export KUBECONFIG=${state.kubeconfig} TALOSCONFIG=${state.talosconfig}`,
         "  kubectl get nodes",
         `  talos-gate plan --kubeconfig ${state.kubeconfig} --talosconfig ${state.talosconfig} --version v1.13.2`,
-        "  pulumi up    # the quickstart at the repository root",
+        "  pulumi up    # your program, with the kubeconfig and talosconfig above as config secrets",
         `  talos-gate sim down${opts.dir === path.resolve(SIM_DEFAULTS.dir) ? "" : ` --dir ${opts.dir}`}`,
         "",
       ].join("\n"));

@@ -75,6 +75,11 @@ export class Cluster extends pulumi.dynamic.Resource {
   public readonly clusterNameInput: pulumi.Output<string>;
   /** Names of the machines given in `machines`, sorted; empty = every Node (known during preview). */
   public readonly machineSelection: pulumi.Output<string[]>;
+  /**
+   * The machines given in `machines` with their overrides (known during preview): a TalosUpgrade plans and runs with
+   * exactly this model (role, Talos address, machine set), the same as this resource's `machines` output shows.
+   */
+  public readonly machineOverrides: pulumi.Output<MachineArgs[]>;
 
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(shim, name, {
@@ -92,5 +97,6 @@ export class Cluster extends pulumi.dynamic.Resource {
     "talos-gate", "Cluster");
     this.clusterNameInput = pulumi.output(args.clusterName ?? name);
     this.machineSelection = pulumi.output(args.machines ?? []).apply((ms) => (ms ?? []).map((m) => m.name).sort());
+    this.machineOverrides = pulumi.output(args.machines ?? []).apply((ms) => (ms ?? []).map((m) => JSON.parse(JSON.stringify(m)) as MachineArgs));
   }
 }

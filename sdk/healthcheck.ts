@@ -1,19 +1,17 @@
-import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
-import { formatDuration } from "../provider/template/duration";
-import { composeHealthcheckInput } from "../provider/template/healthcheckInput";
 import { healthcheckId } from "../provider/template/validate";
 import { Cluster } from "./cluster";
 import { resourceUrn } from "./urn";
 
-/** What a TalosUpgrade's gate runs for one Healthcheck: its runner Job, composed from the Healthcheck's inputs. */
-export interface GateCheck {
-  id: string;
-  job: Record<string, unknown>;
-  /** Normalized Go duration. */
-  interval: string;
-  configHash: string;
+/** A Healthcheck as a TalosUpgrade's gate takes it: the check's own inputs, composed into its Job by the provider. */
+export interface GateCheckInput {
+  cluster: string;
+  name?: string;
+  idOverride?: string;
+  job?: string | Record<string, unknown> | Record<string, unknown>[];
+  file?: string;
+  interval?: string;
 }
 
 export interface HealthcheckArgs {
@@ -65,11 +63,10 @@ export class Healthcheck extends pulumi.dynamic.Resource {
    */
   public readonly plannedId: pulumi.Output<string>;
   /**
-   * The runner Job composed from the inputs (known during preview, unlike `composedJob`), for a TalosUpgrade's gate:
-   * its diff then sees the checks' content, so a change of this resource's labels is no upgrade. Undefined while the
-   * inputs are invalid (this resource's own preview error says why).
+   * The inputs that define what the check runs (known during preview, unlike `composedJob`), for a TalosUpgrade's
+   * gate: its diff then sees the checks' content, so a change of this resource's labels is no upgrade.
    */
-  public readonly gateCheck: pulumi.Output<GateCheck | undefined>;
+  public readonly gateCheck: pulumi.Output<GateCheckInput>;
 
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
@@ -96,16 +93,9 @@ export class Healthcheck extends pulumi.dynamic.Resource {
     this.plannedId = pulumi.all([clusterName, args.name, args.idOverride])
       .apply(([c, name, idOverride]) => healthcheckId({ name, idOverride }, String(c)));
     this.gateCheck = pulumi.all([clusterName, args.name, args.idOverride, args.job, args.file, args.interval])
-      .apply(([c, name, idOverride, job, file, interval]) => composeGateCheck(String(c), { name, idOverride, job, file, interval }));
+      .apply(([c, name, idOverride, job, file, interval]) => JSON.parse(JSON.stringify({
+        cluster: String(c), name, idOverride, job, file, interval,
+      })) as GateCheckInput);
   }
 }
 
-function composeGateCheck(cluster: string, input: Record<string, unknown>): GateCheck | undefined {
-  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
-  const r = composeHealthcheckInput(given, {
-    cluster, baseDir: process.cwd(), readFile: (f) => fs.readFileSync(f), realPath: (f) => fs.realpathSync(f),
-  });
-  if (!r.ok) return undefined;
-  const c = r.composed;
-  return { id: c.id, job: c.job, interval: formatDuration(c.intervalMs), configHash: c.configHash };
-}

@@ -149,7 +149,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       clusterName: args.cluster.clusterName,
       kubeconfig: args.cluster.kubeconfig,
       talosconfig: args.cluster.talosconfig,
-      machineNames: args.cluster.machineSelection,
+      machines: args.cluster.machineOverrides,
       healthcheckIds: pulumi.all((args.healthchecks ?? []).map((h) => h.plannedId)),
       version: args.version,
       installerImage: args.installerImage,

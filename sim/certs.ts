@@ -10,6 +10,11 @@ export interface KubePki {
   serverKey: string;
   adminCert: string;
   adminKey: string;
+  /** Client certificates of kube-controller-manager and kube-scheduler (their bootstrap RBAC user names). */
+  controllerManagerCert: string;
+  controllerManagerKey: string;
+  schedulerCert: string;
+  schedulerKey: string;
   saKey: string;
   saPub: string;
 }
@@ -23,7 +28,11 @@ function openssl(dir: string, args: string[], input?: string): void {
   }
 }
 
-/** Issues a CA, an apiserver serving cert (localhost, 127.0.0.1), an admin client cert and a service-account key. */
+/**
+ * Issues a CA, a serving cert (localhost, 127.0.0.1; kube-apiserver, kube-controller-manager and kube-scheduler serve
+ * with it), client certs for admin (system:masters), system:kube-controller-manager and system:kube-scheduler, and the
+ * service-account signing key shared by kube-apiserver and kube-controller-manager.
+ */
 export function issueKubePki(dir: string): KubePki {
   fs.mkdirSync(dir, { recursive: true });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
@@ -39,11 +48,18 @@ export function issueKubePki(dir: string): KubePki {
   };
   leaf("apiserver", "/CN=kube-apiserver", "server.ext");
   leaf("admin", "/O=system:masters/CN=admin", "client.ext");
+  // The user names the API server's bootstrap RBAC binds to the system:kube-controller-manager / system:kube-scheduler
+  // ClusterRoles (plus system:volume-scheduler): their own identities, not admin.
+  leaf("kube-controller-manager", "/CN=system:kube-controller-manager", "client.ext");
+  leaf("kube-scheduler", "/CN=system:kube-scheduler", "client.ext");
   openssl(dir, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "sa.key"]);
   openssl(dir, ["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
   const p = (f: string) => path.join(dir, f);
   return {
     dir, caCert: p("ca.crt"), serverCert: p("apiserver.crt"), serverKey: p("apiserver.key"),
-    adminCert: p("admin.crt"), adminKey: p("admin.key"), saKey: p("sa.key"), saPub: p("sa.pub"),
+    adminCert: p("admin.crt"), adminKey: p("admin.key"),
+    controllerManagerCert: p("kube-controller-manager.crt"), controllerManagerKey: p("kube-controller-manager.key"),
+    schedulerCert: p("kube-scheduler.crt"), schedulerKey: p("kube-scheduler.key"),
+    saKey: p("sa.key"), saPub: p("sa.pub"),
   };
 }

@@ -1,12 +1,13 @@
-// A whole simulated Talos cluster in one process: a real control plane (etcd + kube-apiserver), the Kubernetes side
-// (Node objects, kubelet/Job/disruption emulators, workload pods) and simulated Talos nodes behind one mTLS endpoint.
+// A whole simulated Talos cluster in one process: a real control plane (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler), the Kubernetes side (Node objects, the kubelet emulator, workload objects) and simulated Talos nodes
+// behind one mTLS endpoint.
 // The two sides are wired as on a real cluster: a node going down for an upgrade flips its Node NotReady (and, for a
 // legacy upgrade, Talos cordons and drains it first); a node booting flips it Ready with the new osImage.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ControlPlane, startControlPlane } from "./controlplane";
-import { KubeSim, startKubeSim } from "./kube";
+import { KubeSim, KubeSimOptions, startKubeSim } from "./kube";
 import { generateNodes, TalosNodeSim } from "./talos";
 
 export interface SimClusterOptions {
@@ -22,6 +23,8 @@ export interface SimClusterOptions {
   /** Image pull and installer run times of the simulated nodes. */
   pullMs?: number;
   installMs?: number;
+  /** Kubelet knobs of the Kubernetes side (unpullable images, back-offs; see sim/kube/README.md). */
+  kubelet?: Pick<KubeSimOptions, "unpullableImages" | "imagePullBackoffMs" | "containerRestartBackoffMs">;
 }
 
 export interface SimMachine {
@@ -73,6 +76,7 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
       machines: machines.map((m) => ({ name: m.name, role: m.role, address: m.address, talosVersion: m.version })),
       workloadPodsPerNode: opts.workloadPodsPerNode ?? 2,
       workDir: path.join(dir, "kube-sim"),
+      ...opts.kubelet,
     });
     stoppers.push(() => kube.stop());
     const lifecycle = kube.attachLifecycle(talos);

@@ -1,13 +1,16 @@
-// A real Kubernetes control plane for the sim and the tests, envtest-style: etcd + kube-apiserver from .tools/bin on
-// loopback, generated certificates, an admin kubeconfig, RBAC authorization, free ports, data on tmpfs when there is
-// one. No controllers run: the sim's kubelet/job emulator plays the Job controller and the kubelet.
-import { ChildProcess, spawn } from "node:child_process";
+// A real Kubernetes control plane for the sim and the tests: etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler from .tools/bin on loopback, generated certificates (one identity per component), an admin
+// kubeconfig, RBAC authorization with the ServiceAccount admission plugin and the garbage collector on, free ports,
+// etcd data on tmpfs when there is one. Only the kubelet is emulated (sim/kube).
+import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
-import * as https from "node:https";
 import * as os from "node:os";
 import * as path from "node:path";
-import { issueKubePki, KubePki } from "./certs";
+import { issueKubePki } from "./certs";
+import { Components, startComponents } from "./controllers";
+import { kubeconfigYaml } from "./kubeconfig";
 import { freePort } from "./ports";
+import { startServer, stopServer, tail, waitHealthy } from "./servers";
 import { toolPath } from "./tools";
 
 export interface ControlPlaneOptions {
@@ -24,7 +27,12 @@ export interface ControlPlane {
   kubeconfig: string;
   kubeconfigPath: string;
   dir: string;
+  /** etcd, kube-apiserver, kube-controller-manager, kube-scheduler (in that order, when running). */
   pids(): number[];
+  /** The PID of one server process, if it runs. */
+  pidOf(name: "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler"): number | undefined;
+  /** base64 of the cluster CA (what a pod's service-account kubeconfig trusts). */
+  caData: string;
   /** Stops and starts kube-apiserver on the same port and etcd data (the "API server restart" fault). */
   restartApiServer(downMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -38,81 +46,6 @@ function dataRoot(): string {
   } catch {
     return os.tmpdir();
   }
-}
-
-function kubeconfigText(server: string, pki: KubePki): string {
-  const b64 = (f: string) => fs.readFileSync(f).toString("base64");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: talos-gate-sim",
-    "  cluster:",
-    `    server: ${server}`,
-    `    certificate-authority-data: ${b64(pki.caCert)}`,
-    "users:",
-    "- name: admin",
-    "  user:",
-    `    client-certificate-data: ${b64(pki.adminCert)}`,
-    `    client-key-data: ${b64(pki.adminKey)}`,
-    "contexts:",
-    "- name: talos-gate-sim",
-    "  context:",
-    "    cluster: talos-gate-sim",
-    "    user: admin",
-    "current-context: talos-gate-sim",
-    "",
-  ].join("\n");
-}
-
-function startProcess(bin: string, args: string[], logFile: string): ChildProcess {
-  const log = fs.openSync(logFile, "a");
-  const child = spawn(bin, args, { stdio: ["ignore", log, log], detached: false });
-  fs.closeSync(log);
-  return child;
-}
-
-function stopProcess(child: ChildProcess | undefined, timeoutMs = 10000): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
-
-function tail(file: string, lines = 20): string {
-  try {
-    return fs.readFileSync(file, "utf8").trim().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no log)";
-  }
-}
-
-async function waitReady(url: string, pki: KubePki, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const ca = fs.readFileSync(pki.caCert);
-  const cert = fs.readFileSync(pki.adminCert);
-  const key = fs.readFileSync(pki.adminKey);
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) {
-      throw new Error(`kube-apiserver exited with code ${child.exitCode} while starting; last log lines:\n${tail(logFile)}`);
-    }
-    const ok = await new Promise<boolean>((resolve) => {
-      const req = https.get(`${url}/readyz`, { ca, cert, key, timeout: 2000 }, (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      });
-      req.on("error", () => resolve(false));
-      req.on("timeout", () => req.destroy());
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`kube-apiserver did not become ready within ${timeoutMs} ms; last log lines:\n${tail(logFile)}`);
 }
 
 async function waitEtcd(port: number, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
@@ -143,7 +76,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcdLog = path.join(dir, "etcd.log");
   const apiLog = path.join(dir, "kube-apiserver.log");
-  const etcd = startProcess(etcdBin, [
+  const etcd = startServer(etcdBin, [
     "--data-dir", dataDir, "--name", "default",
     "--listen-client-urls", `http://127.0.0.1:${etcdPort}`, "--advertise-client-urls", `http://127.0.0.1:${etcdPort}`,
     "--listen-peer-urls", `http://127.0.0.1:${peerPort}`, "--initial-advertise-peer-urls", `http://127.0.0.1:${peerPort}`,
@@ -158,24 +91,35 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     `--client-ca-file=${pki.caCert}`, "--authorization-mode=RBAC",
     `--service-account-issuer=${server}`, `--service-account-key-file=${pki.saPub}`,
     `--service-account-signing-key-file=${pki.saKey}`, "--service-cluster-ip-range=10.0.0.0/24",
-    "--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--enable-garbage-collector=false",
+    "--allow-privileged=true",
     "--endpoint-reconciler-type=none", "--profiling=false", "--enable-priority-and-fairness=false", "--v=0",
   ];
+  let components: Components | undefined;
+  const probe = {
+    url: `${server}/readyz`, ca: fs.readFileSync(pki.caCert), cert: fs.readFileSync(pki.adminCert), key: fs.readFileSync(pki.adminKey),
+  };
+  const waitReady = (child: ChildProcess) => waitHealthy("kube-apiserver", probe, child, apiLog, timeout);
   const stopAll = async () => {
-    await stopProcess(apiserver);
-    await stopProcess(etcd);
+    await components?.stop();
+    await stopServer(apiserver);
+    await stopServer(etcd);
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (ownsDir) fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
     await waitEtcd(etcdPort, etcd, etcdLog, timeout);
-    apiserver = startProcess(apiserverBin, apiArgs, apiLog);
-    await waitReady(server, pki, apiserver, apiLog, timeout);
+    apiserver = startServer(apiserverBin, apiArgs, apiLog);
+    await waitReady(apiserver);
+    components = await startComponents({ server, pki, dir, timeoutMs: timeout });
   } catch (err) {
     await stopAll();
     throw err;
   }
-  const kubeconfig = kubeconfigText(server, pki);
+  const b64 = (f: string) => fs.readFileSync(f).toString("base64");
+  const caData = b64(pki.caCert);
+  const kubeconfig = kubeconfigYaml({
+    server, caData, user: "admin", credentials: { clientCertificateData: b64(pki.adminCert), clientKeyData: b64(pki.adminKey) },
+  });
   const kubeconfigPath = path.join(dir, "kubeconfig");
   fs.writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
   let stopped = false;
@@ -184,12 +128,20 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     kubeconfig,
     kubeconfigPath,
     dir,
-    pids: () => [etcd.pid, apiserver?.pid].filter((p): p is number => typeof p === "number"),
+    caData,
+    pids: () => [etcd.pid, apiserver?.pid, ...(components?.pids() ?? [])].filter((p): p is number => typeof p === "number"),
+    pidOf: (name) => ({
+      etcd: etcd.pid,
+      "kube-apiserver": apiserver?.pid,
+      "kube-controller-manager": components?.controllerManager.child.pid,
+      "kube-scheduler": components?.scheduler.child.pid,
+    })[name],
     async restartApiServer(downMs = 0) {
-      await stopProcess(apiserver);
+      // The controller manager and scheduler stay up and reconnect, as on a real control plane.
+      await stopServer(apiserver);
       if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
-      apiserver = startProcess(apiserverBin, apiArgs, apiLog);
-      await waitReady(server, pki, apiserver, apiLog, timeout);
+      apiserver = startServer(apiserverBin, apiArgs, apiLog);
+      await waitReady(apiserver);
     },
     async stop() {
       if (stopped) return;

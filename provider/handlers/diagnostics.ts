@@ -24,8 +24,16 @@ function engineClient(): InstanceType<EngineModule["EngineClient"]> | undefined 
   return client;
 }
 
-/** Sends `text` as a warning on the row of `urn` (or the stack's row without one). Never throws. */
+/** Warnings already sent (a status mirror refused on every write would otherwise warn every 500 ms). */
+const sent = new Set<string>();
+const MAX_REMEMBERED = 1000;
+
+/** Sends `text` as a warning on the row of `urn` (or the stack's row without one), once. Never throws. */
 export function warn(urn: string | undefined, text: string): void {
+  const key = `${urn ?? ""}\0${text}`;
+  if (sent.has(key)) return;
+  if (sent.size >= MAX_REMEMBERED) sent.clear();
+  sent.add(key);
   const engine = engineClient();
   if (!engine) {
     process.stderr.write(`warning: ${text}\n`);

@@ -7,6 +7,9 @@
 // - The engine going away: when the CLI dies outright (SIGKILL, a lost CI runner) the host lives on as an orphan.
 //   The engine's address is the host's last argument; while a probe of it is refused, nothing can receive our result,
 //   so running rollouts stop before their next node and the process exits once nothing is in flight.
+//   The CLI also held the read ends of our stdout and stderr: every write now fails with EPIPE, and the host's own
+//   uncaught-exception handler, which prints to stderr, would then spin on its own failure at full CPU for ever (seen:
+//   orphans at 100% CPU minutes later). A broken pipe is therefore handled here, and taken as the engine being gone.
 // Outside the host (tests, the CLI) none of this is installed.
 import * as http2 from "node:http2";
 import * as net from "node:net";
@@ -58,7 +61,19 @@ function install(): void {
   const address = engineAddress();
   if (!address) return;
   observeCancelRequests(() => cancel.abort(new Error(msg.engineCancelled)));
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") engineIsGone();
+    });
+  }
   watchEngine(address);
+}
+
+function engineIsGone(): void {
+  if (engineGone) return;
+  engineGone = true;
+  cancel.abort(new Error(msg.engineGone));
+  exitIfOrphaned();
 }
 
 /** Calls `onCancel` when any HTTP/2 server of this process receives the provider Cancel RPC. */
@@ -81,11 +96,9 @@ function watchEngine(address: string): void {
   const timer = setInterval(() => {
     probe(host, port).then((up) => {
       failures = up ? 0 : failures + 1;
-      if (failures < GONE_AFTER_FAILURES || engineGone) return;
-      engineGone = true;
+      if (failures < GONE_AFTER_FAILURES) return;
       clearInterval(timer);
-      cancel.abort(new Error(msg.engineGone));
-      exitIfOrphaned();
+      engineIsGone();
     }, () => undefined);
   }, PROBE_EVERY_MS);
   timer.unref();

@@ -1,6 +1,8 @@
 // Entry point the serialized shim (provider/shim.ts) requires by package name. Dispatches each Pulumi call to the
 // handler of the resource kind named in the `kind` property (inputs on check/create, old outputs elsewhere). Every
 // operation is tracked, so the host can stop and exit when the Pulumi engine cancels or is gone (engine.ts).
+// First: an unsupported Node.js (the `node` on PATH that runs the provider) stops here, naming the version needed.
+import "../nodeSupport";
 import type * as pulumi from "@pulumi/pulumi";
 import { tracked } from "./engine";
 import { kindHandlers, KindHandler } from "./registry";

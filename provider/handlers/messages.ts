@@ -12,13 +12,15 @@ export const manifestInvalid = (name: string, reason: string) => `manifest "${na
 export const reservedKey = (field: string, key: string, prefix: string) =>
   `${field} key "${key}" is invalid: prefix "${prefix}" is reserved for internal use`;
 export const machineInvalid = (i: number, reason: string) => `machines[${i}] ${reason}`;
+export const machineNotANode = (name: string, known: readonly string[]) =>
+  `machine "${name}" is not a Node of the cluster; known: ${known.join(", ") || "none"}; fix the Cluster's machines list`;
 
 export const versionInvalid = (v: unknown) => `version must be a Talos version like "v1.13.2", got ${JSON.stringify(v)}`;
 export const durationInvalid = (field: string, v: unknown, reason: string) => `${field} ${JSON.stringify(v)} is invalid: ${reason}`;
 export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
 export const strategyInvalid = (reason: string) => `strategy ${reason}`;
 export const healthchecksInvalid = (i: number) =>
-  `healthchecks[${i}] must be a talos-gate Healthcheck (its checkId, composedJob, interval and configHash)`;
+  `healthchecks[${i}] must be a talos-gate Healthcheck (its gateCheck: cluster, name or idOverride, job or file, interval)`;
 export const healthcheckInvalidInputs = (i: number) =>
   `healthchecks[${i}] cannot gate the upgrade: that Healthcheck's inputs are invalid (its own error says which field)`;
 export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
@@ -30,9 +32,13 @@ export const deleteUnreachable = (what: string, cluster: string, reason: string)
   `${what}: cluster "${cluster}" is unreachable (${reason}); nothing on it was changed and the resource is removed from the stack`;
 export const dryRunFailed = (jobName: string, reason: string) =>
   `the API server rejects the runner Job "${jobName}" (server-side dry run): ${reason}`;
+export const manifestsApplied = (applied: number, skipped: number, pruned: number) =>
+  `manifests: applied ${applied}, skipped ${skipped}, pruned ${pruned}`;
 export const clusterPrefix = (cluster: string) => `[talos-gate/${cluster}]`;
 export const deleteKeepsNodes = (cluster: string, version: string) =>
   `${clusterPrefix(cluster)} TalosUpgrade removed from the stack; nodes stay on their versions (last converged ${version || "unknown"}); nothing is downgraded`;
+export const deleteUncordoned = (cluster: string, node: string) =>
+  `${clusterPrefix(cluster)} node ${node}: uncordoned (an interrupted run of this upgrade had cordoned it)`;
 export const sweepDone = (cluster: string, jobs: number, pods: number) =>
   `${clusterPrefix(cluster)} removed ${jobs} runner Job(s) and ${pods} runner pod(s)`;
 export const refreshWarning = (cluster: string, reason: string) =>

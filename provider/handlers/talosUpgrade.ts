@@ -7,7 +7,8 @@
 import * as os from "node:os";
 import type { KubeClient } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
-import type { KubeApi, Machine } from "../rollout/ports";
+import type { Machine } from "../rollout/ports";
+import { withMachineOverrides } from "./clusterSpec";
 import { RolloutError, runRollout } from "../rollout/run";
 import type { UpgradeStatus } from "../rollout/status";
 import { isValidVersion, normalizeVersion, sameVersion } from "../version";
@@ -19,11 +20,13 @@ import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
 import { checkClusterName, checkDuration } from "./inputs";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
-import { credentialsChanged, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec } from "./talosUpgradeSpec";
+import {
+  composeCheck, credentialsChanged, InvalidCheck, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec,
+} from "./talosUpgradeSpec";
 
 /** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
 const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
-  "nodeTimeout", "machineNames", "kubeconfig", "talosconfig", ...GATE_KEYS];
+  "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 function kubeApi(kubeconfig: string, urn?: string): KubeClient {
@@ -34,12 +37,6 @@ function talosApi(talosconfig: string) {
   return (require("../talos") as typeof import("../talos")).createTalosApi(talosconfig);
 }
 
-/** Only the machines the Cluster names, when it names any (a view over the port, not another implementation). */
-function scoped(kube: KubeClient, names: readonly string[]): KubeApi {
-  if (names.length === 0) return kube;
-  const keep = new Set(names);
-  return Object.assign(Object.create(kube), { listMachines: async () => (await kube.listMachines()).filter((m) => keep.has(m.name)) });
-}
 
 /** The status as the resource outputs it (the bounded event history stays in the cluster's status ConfigMap). */
 function outputStatus(s: UpgradeStatus): Props {
@@ -58,14 +55,14 @@ function outputStatus(s: UpgradeStatus): Props {
 
 async function previewPlan(news: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.conditionIds, news.strategy, news.machineNames, news.maintenanceWindows, news.soakTime, news.hooks])) {
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
     return [msg.planUnknownInputs];
   }
   const spec = parseTalosUpgrade(news);
   const kube = kubeApi(spec.kubeconfig, spec.urn);
   try {
     return await withTimeout(PREVIEW_TIMEOUT_MS, "the Kubernetes API", async () => {
-      const scope = scoped(kube, spec.machineNames);
+      const scope = withMachineOverrides(kube, spec.machines);
       const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatus(spec.clusterName)]);
       const plan = planRollout({
         machines, targetVersion: spec.version, strategy: spec.strategy,
@@ -109,9 +106,9 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
   let last: UpgradeStatus | undefined;
   try {
     const mirrored = (await kube.readStatus(spec.clusterName).catch(() => undefined)) as UpgradeStatus | undefined;
-    const status = await runRollout(scoped(kube, spec.machineNames), talos, {
+    const status = await runRollout(withMachineOverrides(kube, spec.machines), talos, {
       cluster: spec.clusterName,
-      holder: spec.owner ? `pulumi:${spec.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`,
+      holder: holderOf(spec, id),
       targetVersion: spec.version,
       installerImage: () => spec.image,
       healthchecks: spec.healthchecks,
@@ -144,6 +141,14 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
     talos.close();
     await kube.close().catch(() => undefined);
   }
+}
+
+/**
+ * The rollout's identity: the Lease holder and the owner mark on the cordons it sets. Stable per stack and resource, so
+ * a resumed `pulumi up` of the same stack takes its own Lease over at once and lifts its own leftover cordons.
+ */
+function holderOf(spec: TalosUpgradeSpec, id: string): string {
+  return spec.owner ? `pulumi:${spec.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`;
 }
 
 /** The status recomputed from the live cluster (drift shows in `pulumi refresh`). */
@@ -212,8 +217,13 @@ export const talosUpgradeHandler: KindHandler = {
     if (news.healthchecks !== UNKNOWN) {
       (news.healthchecks ?? []).forEach((h: any, i: number) => {
         if (h === UNKNOWN || hasUnknown(h)) return;
-        if (h === null || h === undefined) {
-          failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
+        if (typeof h?.cluster === "string") {
+          try {
+            composeCheck(h, i);
+          } catch (err) {
+            if (!(err instanceof InvalidCheck)) throw err;
+            failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
+          }
         } else if (typeof h?.id !== "string" || !h.job || typeof h.job !== "object") {
           failures.push({ property: "healthchecks", reason: msg.healthchecksInvalid(i) });
         }
@@ -241,7 +251,7 @@ export const talosUpgradeHandler: KindHandler = {
     const spec = parseTalosUpgrade(props);
     const kube = kubeApi(spec.kubeconfig, spec.urn);
     try {
-      const machines = await withTimeout(30_000, "the Kubernetes API", () => scoped(kube, spec.machineNames).listMachines());
+      const machines = await withTimeout(30_000, "the Kubernetes API", () => withMachineOverrides(kube, spec.machines).listMachines());
       return { id, props: { ...props, status: liveStatus(props, machines) } };
     } catch (err) {
       warn(spec.urn, msg.refreshWarning(spec.clusterName, errorText(err)));
@@ -266,6 +276,12 @@ export const talosUpgradeHandler: KindHandler = {
     try {
       const swept = await withTimeout(30_000, "the Kubernetes API", () => kube.sweepRunners());
       if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
+      // Cordons this upgrade left (a killed run) are lifted; nobody else's.
+      const owner = holderOf(spec, _id);
+      const mine = await withTimeout(30_000, "the Kubernetes API", async () => (await kube.listMachines()).filter((m) => m.cordonedBy === owner));
+      for (const m of mine) {
+        if (await kube.uncordon(m.name, owner)) progress(msg.deleteUncordoned(spec.clusterName, m.name));
+      }
       progress(msg.deleteKeepsNodes(spec.clusterName, props.status?.lastUpgradeVersion ?? ""));
     } catch (err) {
       warn(spec.urn, msg.deleteUnreachable("TalosUpgrade", spec.clusterName, errorText(err)));

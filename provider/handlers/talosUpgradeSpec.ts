@@ -6,9 +6,12 @@ import { z } from "zod";
 import type { RolloutStrategy } from "../rollout/plan";
 import type { HealthcheckJob } from "../rollout/ports";
 import { installerImage, targetVersion } from "../talos/image";
-import { CONFIG_HASH_ANNOTATION } from "../template/compose";
+import * as fs from "node:fs";
+import { CONFIG_HASH_ANNOTATION, type ComposedHealthcheckJob } from "../template/compose";
+import { composeHealthcheckInput } from "../template/healthcheckInput";
 import { parseDuration } from "../template/duration";
 import { canonical } from "./common";
+import { machineOverride, type MachineOverride } from "./clusterSpec";
 import { gateKey, parseGateInputs, type GateInputs } from "./gates";
 
 export const DEFAULT_HOLD_TIMEOUT = "60m";
@@ -17,13 +20,25 @@ const DEFAULT_INTERVAL = "30s";
 
 const optionalString = z.string().nullish().transform((v) => v || undefined);
 
-/** One gate check as the SDK passes it: the composed runner Job of a Healthcheck. */
-const healthcheckProps = z.object({
+/** One gate check as state written by 0.1.0 holds it: the composed runner Job (a Healthcheck's outputs). */
+const composedCheck = z.object({
   id: z.string(),
   job: z.record(z.string(), z.unknown()),
   interval: optionalString,
   configHash: z.string().nullish(),
 });
+
+/** One gate check as the SDK passes it now: the Healthcheck's own inputs (known at preview), composed here. */
+const checkInput = z.object({
+  cluster: z.string(),
+  name: optionalString,
+  idOverride: optionalString,
+  job: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]).nullish(),
+  file: optionalString,
+  interval: optionalString,
+});
+
+const healthcheckProps = z.union([composedCheck, checkInput]);
 
 const strategyProps = z.object({
   workerParallelism: z.number().int().min(1).nullish(),
@@ -38,6 +53,8 @@ const talosUpgradeProps = z.object({
   owner: optionalString,
   resourceUrn: optionalString,
   machineNames: z.array(z.string()).nullish(),
+  /** The Cluster's machine overrides (since 0.2.0; 0.1.0 state has only machineNames). */
+  machines: z.array(machineOverride).nullish(),
   version: z.string(),
   installerImage: optionalString,
   schematic: optionalString,
@@ -57,8 +74,8 @@ export interface TalosUpgradeSpec {
   owner?: string;
   /** The resource's URN (diagnostics land on its row). */
   urn?: string;
-  /** Node names the Cluster selects; empty = every Node. */
-  machineNames: string[];
+  /** The machines the Cluster names, with its overrides; empty = every Node as its labels say. */
+  machines: MachineOverride[];
   /** Version every node must report afterwards, e.g. "v1.13.2". */
   version: string;
   image: string;
@@ -90,20 +107,12 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
     talosconfig: p.talosconfig,
     ...(p.owner ? { owner: p.owner } : {}),
     ...(p.resourceUrn ? { urn: p.resourceUrn } : {}),
-    machineNames: [...(p.machineNames ?? [])].sort(),
+    machines: (p.machines ?? (p.machineNames ?? []).map((name) => ({ name })))
+      .map((m) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as MachineOverride)
+      .sort((a, b) => a.name.localeCompare(b.name)),
     version,
     image,
-    healthchecks: (p.healthchecks ?? []).map((h) => {
-      const job = h.job as Record<string, any>;
-      return {
-        id: h.id,
-        jobName: job.metadata?.name,
-        namespace: job.metadata?.namespace ?? "default",
-        job,
-        configHash: h.configHash ?? "",
-        intervalMs: parseDuration(h.interval ?? DEFAULT_INTERVAL),
-      };
-    }),
+    healthchecks: (p.healthchecks ?? []).map((h, i) => ("id" in h ? fromComposed(h) : composeCheck(h, i))),
     strategy: {
       ...(s.workerParallelism ? { workerParallelism: s.workerParallelism } : {}),
       ...(s.machineSetParallelism ? { machineSetParallelism: s.machineSetParallelism } : {}),
@@ -115,6 +124,37 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
   };
 }
 
+function fromComposed(h: z.infer<typeof composedCheck>): HealthcheckJob {
+  const job = h.job as Record<string, any>;
+  return {
+    id: h.id,
+    jobName: job.metadata?.name,
+    namespace: job.metadata?.namespace ?? "default",
+    job,
+    configHash: h.configHash ?? "",
+    intervalMs: parseDuration(h.interval ?? DEFAULT_INTERVAL),
+  };
+}
+
+/** Composes a check from its inputs; `file` resolves against the program directory (the provider's working dir). */
+export function composeCheck(h: z.infer<typeof checkInput>, index: number): ComposedHealthcheckJob {
+  const { cluster, ...input } = h;
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined && v !== null));
+  const r = composeHealthcheckInput(given, {
+    cluster, baseDir: process.cwd(), readFile: (f) => fs.readFileSync(f), realPath: (f) => fs.realpathSync(f),
+  });
+  if (!r.ok) throw new InvalidCheck(index, r.failures.map((f) => `${f.path}: ${f.message}`).join("; "));
+  return r.composed;
+}
+
+/** A gate check whose inputs do not compose (its Healthcheck reports the details at preview). */
+export class InvalidCheck extends Error {
+  constructor(readonly index: number, detail: string) {
+    super(`healthchecks[${index}]: ${detail}`);
+    this.name = "InvalidCheck";
+  }
+}
+
 /**
  * Everything a rollout depends on, canonical: two specs with the same key roll the cluster the same way. A check is
  * its id, retry interval and Job content (the config-hash annotation hashes the manifest's text, which differs
@@ -123,7 +163,7 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
 export function rolloutKey(s: TalosUpgradeSpec): string {
   return canonical({
     clusterName: s.clusterName,
-    machineNames: s.machineNames,
+    machines: s.machines,
     version: s.version,
     image: s.image,
     holdTimeoutMs: s.holdTimeoutMs,

@@ -2,14 +2,14 @@
 // TLS handshake, per request otherwise) and one request counter (middleware; watches are counted when started).
 import * as https from "node:https";
 import * as k8s from "@kubernetes/client-node";
-import { KubeError, REQUEST_TIMEOUT_S } from "./errors";
+import { KubeError } from "./errors";
 import { msg } from "./messages";
 
 /**
  * Every request ends within this time (watches excepted: they have their own server-side timeout and watchdog): an
  * API server that accepts a connection and never answers must not hang a rollout, a cleanup or a preview.
  */
-export const REQUEST_TIMEOUT_MS = REQUEST_TIMEOUT_S * 1000;
+export const REQUEST_TIMEOUT_MS = 60_000;
 
 /** Kubernetes API requests made through one port instance. */
 export interface KubeStats {
@@ -92,7 +92,7 @@ export class KubeClients {
   private agent?: Promise<https.Agent>;
   private readonly watcher: k8s.Watch;
 
-  constructor(kubeconfigText: string) {
+  constructor(kubeconfigText: string, requestTimeoutMs = REQUEST_TIMEOUT_MS) {
     const kc = new k8s.KubeConfig();
     try {
       kc.loadFromString(kubeconfigText);
@@ -128,7 +128,7 @@ export class KubeClients {
         counts.byMethod[m] = (counts.byMethod[m] ?? 0) + 1;
         const agent = sharedAgent();
         if (agent) ctx.setAgent(await agent);
-        if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(REQUEST_TIMEOUT_MS));
+        if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(requestTimeoutMs));
         return ctx;
       },
       async post(rsp) {

@@ -7,7 +7,7 @@ import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isNotFound, isTransient, KubeError, sleep, statusBody, statusOf } from "./errors";
 import { MIRROR_POD_ANNOTATION } from "./labels";
 import { msg } from "./messages";
-import { setUnschedulable } from "./nodes";
+import { cordon } from "./nodes";
 import { selectorMatches } from "./selector";
 
 const POLL_MS = 250;
@@ -38,7 +38,7 @@ const key = (pod: k8s.V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name
 export async function drain(
   c: KubeClients,
   node: string,
-  opts: { timeoutMs: number; signal?: AbortSignal },
+  opts: { timeoutMs: number; owner: string; signal?: AbortSignal },
   log: (line: string) => void,
 ): Promise<void> {
   const { timeoutMs, signal } = opts;
@@ -47,7 +47,7 @@ export async function drain(
     if (signal?.aborted) throw new KubeError(msg.drainCancelled(node));
   };
   check();
-  await setUnschedulable(c, node, true);
+  await cordon(c, node, opts.owner);
   const blocked = new Map<string, Blocked>(); // by pod uid
   const evicted = new Set<string>(); // pod uids whose eviction was accepted
   let listAttempt = 0;

@@ -2,9 +2,6 @@
 // retrying can help. The client's ApiException text includes response headers and the raw body; it never reaches a
 // user message — only the Status `message` does.
 
-/** The port's per-request timeout, in seconds (client.ts sets it on every request but watches). */
-export const REQUEST_TIMEOUT_S = 60;
-
 /** An error of the Kubernetes port: a user-facing message plus the HTTP status (if the API server answered). */
 export class KubeError extends Error {
   constructor(
@@ -67,7 +64,7 @@ export function apiMessage(err: unknown): string {
   if (status !== undefined) return `HTTP ${status}`;
   // The only signal on a request is the port's request timeout (client.ts): node-fetch reports it as a user abort.
   if ((err as { name?: unknown })?.name === "AbortError" || (err as { type?: unknown })?.type === "aborted") {
-    return `no answer from the API server within ${REQUEST_TIMEOUT_S}s`;
+    return "no answer from the API server before the request timed out";
   }
   const e = err as { code?: unknown; errno?: unknown; message?: unknown; cause?: { code?: unknown } };
   const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : undefined;

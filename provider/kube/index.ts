@@ -9,7 +9,7 @@ import { drain } from "./drain";
 import { EventRecorder } from "./events";
 import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
-import { listMachines, readMachine, setUnschedulable } from "./nodes";
+import { cordon, listMachines, readMachine, uncordon } from "./nodes";
 import { watchObjects } from "./objects";
 import { runCheck } from "./runner";
 import { StatusMirror } from "./status";
@@ -33,6 +33,8 @@ export interface KubeApiOptions {
   statusThrottleMs?: number;
   /** Record HealthcheckPassed / HealthcheckFailed Events on runner Jobs (default true). */
   runnerEvents?: boolean;
+  /** Bound of every request but watches (default 60 s). */
+  requestTimeoutMs?: number;
 }
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
@@ -63,7 +65,7 @@ export interface KubeClient extends KubeApi {
 }
 
 export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
-  const c = new KubeClients(kubeconfigText);
+  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs);
   const log = opts.log ?? (() => undefined);
   const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500);
   const events = new EventRecorder(c, log);
@@ -73,9 +75,9 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: () => sweepRunners(c, log),
-    cordon: (node: string) => setUnschedulable(c, node, true),
-    uncordon: (node: string) => setUnschedulable(c, node, false),
-    drain: (node: string, o: { timeoutMs: number; signal?: AbortSignal }) => drain(c, node, o, log),
+    cordon: (node: string, owner: string) => cordon(c, node, owner),
+    uncordon: (node: string, owner: string) => uncordon(c, node, owner),
+    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal }) => drain(c, node, o, log),
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),

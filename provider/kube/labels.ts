@@ -19,6 +19,13 @@ export const MACHINE_SET_LABEL = "talos-gate.dev/machine-set";
 export const CONTROL_PLANES_SET = "control-planes";
 export const WORKERS_SET = "workers";
 
+/**
+ * On a Node talos-gate cordoned: who cordoned it (the rollout's lease holder, stable per stack and resource). Only a
+ * cordon carrying this mark is ever lifted by talos-gate, and only by the same owner: an administrator's cordon, or
+ * the one Talos sets for its own legacy upgrade (`talos.dev/cordoned`, lifted by Talos at boot), is never touched.
+ */
+export const CORDONED_BY_ANNOTATION = "talos-gate.dev/cordoned-by";
+
 /** Annotation the kubelet puts on mirror pods of static pods (these cannot be evicted). */
 export const MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
 

@@ -4,7 +4,7 @@ import type { Machine } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isTransient, KubeError, sleep, statusOf } from "./errors";
 import {
-  CONTROL_PLANE_LABEL, CONTROL_PLANES_SET, LEGACY_MASTER_LABEL, MACHINE_SET_LABEL, WORKERS_SET,
+  CONTROL_PLANE_LABEL, CONTROL_PLANES_SET, CORDONED_BY_ANNOTATION, LEGACY_MASTER_LABEL, MACHINE_SET_LABEL, WORKERS_SET,
 } from "./labels";
 import { msg } from "./messages";
 
@@ -35,6 +35,8 @@ export function machineOf(node: k8s.V1Node): Machine {
   };
   const version = talosVersionOf(node.status?.nodeInfo?.osImage);
   if (version) machine.talosVersion = version;
+  const owner = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
+  if (owner && machine.cordoned) machine.cordonedBy = owner;
   return machine;
 }
 
@@ -87,10 +89,54 @@ export async function readMachine(c: KubeClients, name: string): Promise<Machine
 }
 
 /** Sets spec.unschedulable (JSON patch `add` works whether or not the field is present). */
-export async function setUnschedulable(c: KubeClients, node: string, value: boolean): Promise<void> {
-  try {
-    await retryTransient(() => c.core.patchNode({ name: node, body: [{ op: "add", path: "/spec/unschedulable", value }] }));
-  } catch (err) {
-    throw new KubeError(msg.nodeRequestFailed(value ? "cordon" : "uncordon", node, apiMessage(err), statusOf(err)), statusOf(err));
+/** JSON-patch path of an annotation key ("/" escaped as "~1"). */
+const annotationPath = (key: string) => `/metadata/annotations/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+
+/**
+ * Cordons `node` as `owner` (spec.unschedulable + the owner's mark), unless it is already unschedulable: a cordon
+ * someone else set is never claimed. The patch tests the resourceVersion it decided on, so a cordon set in between is
+ * not claimed either (the decision is re-made on a fresh read).
+ */
+export async function cordon(c: KubeClients, node: string, owner: string): Promise<boolean> {
+  return ownedPatch(c, node, "cordon", (n) => {
+    if (n.spec?.unschedulable) return undefined;
+    return [
+      ...(n.metadata?.annotations ? [] : [{ op: "add", path: "/metadata/annotations", value: {} }]),
+      { op: "add", path: annotationPath(CORDONED_BY_ANNOTATION), value: owner },
+      { op: "add", path: "/spec/unschedulable", value: true },
+    ];
+  });
+}
+
+/** Lifts the cordon of `node` only if `owner`'s mark is on it; removes the mark. */
+export async function uncordon(c: KubeClients, node: string, owner: string): Promise<boolean> {
+  return ownedPatch(c, node, "uncordon", (n) => {
+    if (n.metadata?.annotations?.[CORDONED_BY_ANNOTATION] !== owner) return undefined;
+    return [
+      { op: "remove", path: annotationPath(CORDONED_BY_ANNOTATION) },
+      { op: "add", path: "/spec/unschedulable", value: false },
+    ];
+  });
+}
+
+/** Reads the Node, lets `decide` build a patch (undefined: nothing to do), applies it if the Node did not change. */
+async function ownedPatch(
+  c: KubeClients, node: string, op: "cordon" | "uncordon", decide: (n: k8s.V1Node) => object[] | undefined,
+): Promise<boolean> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const n = await retryTransient(() => c.core.readNode({ name: node }));
+      const ops = decide(n);
+      if (!ops) return false;
+      await retryTransient(() => c.core.patchNode({
+        name: node,
+        body: [{ op: "test", path: "/metadata/resourceVersion", value: n.metadata?.resourceVersion }, ...ops],
+      }));
+      return true;
+    } catch (err) {
+      // A failed `test` (the Node changed since it was read): decide again on a fresh read.
+      if ((statusOf(err) === 422 || statusOf(err) === 409) && attempt < 5) continue;
+      throw new KubeError(msg.nodeRequestFailed(op, node, apiMessage(err), statusOf(err)), statusOf(err));
+    }
   }
 }

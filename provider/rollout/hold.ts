@@ -1,5 +1,6 @@
-// The gate before each wave (Omni §4.5–4.6): wait until every machine is Ready, then run every healthcheck until all
-// pass in one attempt, retrying failing ones at the shortest interval. One bound covers the whole hold: at
+// The gate before each wave (Omni §4.5–4.6): wait until the nodes an interrupted run left mid-upgrade are Ready again
+// (other not-ready nodes only shrink the quota: plan.ts), then run every healthcheck until all pass in one attempt,
+// retrying failing ones at the shortest interval. One bound covers the whole hold: at
 // `holdTimeout` a running check is cut short (it holds as "waiting to complete"), a not-ready wait ends, and the run
 // stops with the reason; nothing waits past the deadline, whatever it waits on.
 import { deadline, type Deadline } from "./clock";
@@ -10,22 +11,25 @@ import type { CheckOutcome, HealthcheckJob } from "./ports";
 import * as msg from "./messages";
 
 /** Holds until the cluster is ready and every check passes; throws Stop at holdTimeout or when the run must stop. */
-export async function holdGate(ctx: RunContext, waveNo: number, nextNode: string, conditions?: ConditionWatch): Promise<void> {
+export async function holdGate(
+  ctx: RunContext, waveNo: number, nextNode: string, inFlight: ReadonlySet<string>, conditions?: ConditionWatch,
+): Promise<void> {
   const start = ctx.now();
   const bound = deadline(ctx.clock, start + ctx.opts.holdTimeoutMs, [ctx.stop]);
   try {
-    await waitClusterReady(ctx, bound, nextNode);
+    await waitInFlightReady(ctx, bound, nextNode, inFlight);
     await passChecks(ctx, waveNo, bound, nextNode, conditions);
   } finally {
     bound.dispose();
   }
 }
 
-async function waitClusterReady(ctx: RunContext, bound: Deadline, nextNode: string): Promise<void> {
+async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: string, inFlight: ReadonlySet<string>): Promise<void> {
+  if (inFlight.size === 0) return;
   const pollMs = ctx.opts.readyPollMs ?? 2000;
   let waiting = false;
   for (;;) {
-    const notReady = (await ctx.machines()).filter((m) => !m.ready).map((m) => m.name).sort();
+    const notReady = (await ctx.machines()).filter((m) => !m.ready && inFlight.has(m.name)).map((m) => m.name).sort();
     if (notReady.length === 0) {
       if (waiting) await ctx.emit({ type: "ClusterReady", at: ctx.now() });
       return;
@@ -49,6 +53,9 @@ async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, next
   if (checks.length === 0 && !conditions) return;
   const jobIds = checks.map((c) => c.id);
   const refreshMs = Math.min(...checks.map((c) => effectiveInterval(c.intervalMs)));
+  // The last failure text of each check in this hold: a retry cut short at the deadline ends the hold with what the
+  // check last said, not "waiting to complete" (a real Job takes a second or more to fail).
+  const lastFailure = new Map<string, string>();
   let jobResults: CheckResult[] = [];
   let jobsPassedAt: number | undefined;
   let attempt = 0;
@@ -61,6 +68,7 @@ async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, next
     if (rerun) {
       jobResults = await Promise.all(checks.map((check) => runOne(ctx, check, bound.signal)));
       jobsPassedAt = jobResults.every((r) => r.outcome.state === "passed") ? ctx.now() : undefined;
+      for (const r of jobResults) if (r.outcome.state === "failed") lastFailure.set(r.id, r.outcome.reason);
     }
     ctx.checkStop(nextNode);
     const seen = conditions?.seen ?? 0;
@@ -69,11 +77,12 @@ async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, next
       await ctx.emit({ type: "GatePassed", at: ctx.now(), wave: waveNo, attempt }, true);
       return;
     }
-    const heldBy = () => verdict.entries.map((e) => msg.healthcheckContribution(e.id, e.detail)).join("; ");
+    const heldBy = () => verdict.entries
+      .map((e) => msg.healthcheckContribution(e.id, verdict.running.includes(e.id) && lastFailure.has(e.id) ? lastFailure.get(e.id)! : e.detail))
+      .join("; ");
     if (bound.expired()) throw new Stop(msg.reasonHoldTimeout(ctx.opts.holdTimeoutMs, waveNo, ctx.status.waves, heldBy()));
     const left = bound.at - ctx.now();
-    const jobsHold = checks.length > 0 && jobsPassedAt === undefined;
-    if (jobsHold) {
+    if (checks.length > 0 && jobsPassedAt === undefined) {
       // Retry after the shortest interval of the failing checks, at the latest at the deadline; a hold that reaches the
       // deadline while waiting ends with every check's latest word (an attempt started then would be cut short at once).
       const retry = Math.min(evaluateGate(jobResults).retryInMs!, left);

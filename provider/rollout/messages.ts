@@ -146,8 +146,16 @@ export function planHeadline(plan: Plan): string {
   return parts.join(", ");
 }
 
-export function planWaitingForReady(notReady: readonly string[]): string {
-  return `${STEP_WAITING_FOR_READY}: not ready: ${notReady.join(", ")}`;
+/** "not ready: w-7 (upgraded last, set aside if still not ready); fewer machines per wave while it is not ready". */
+export function planNotReady(notReady: readonly string[], pending: readonly string[], quotaReduced: boolean): string {
+  const last = pending.length ? ` (${pending.join(", ")} upgraded last, set aside if still not ready)` : "";
+  const quota = quotaReduced ? "; fewer machines per wave while they are not ready" : "";
+  return `not ready: ${notReady.join(", ")}${last}${quota}`;
+}
+
+/** "set aside (not ready when their turn came): w-7". */
+export function planSetAside(names: readonly string[]): string {
+  return `set aside (not ready when their turn came): ${names.join(", ")}`;
 }
 
 /** "1. cp-1 (controlplane) v1.12.3 → v1.13.2, gated by: cluster-prod-ceph". */
@@ -232,9 +240,13 @@ export function progressNodeFailed(node: string, reason: string): string {
   return `node ${node}: failed: ${truncateReason(singleLine(reason))}`;
 }
 
-/** "node w-1: uncordoned: an interrupted run left it cordoned, and it is back on v1.13.2". */
-export function progressFinishedInterrupted(node: string, version: string): string {
-  return `node ${node}: uncordoned: an interrupted run left it cordoned, and it is back on ${version}`;
+/** "node w-1: uncordoned: an interrupted run of this upgrade left it cordoned". */
+export function progressUncordonedLeftover(node: string): string {
+  return `node ${node}: uncordoned: an interrupted run of this upgrade left it cordoned`;
+}
+
+export function uncordonFailed(node: string, detail: string): string {
+  return `could not lift talos-gate's cordon of node ${node} (kubectl uncordon ${node} does it by hand): ${truncateReason(singleLine(detail))}`;
 }
 
 export function progressRunFinished(total: number, target: string, durationMs: number | undefined): string {
@@ -301,6 +313,15 @@ export function reasonCancelled(beforeNode: string | undefined, done: number, to
 
 export function reasonLeaseLost(cluster: string): string {
   return `lost the rollout lease of cluster ${cluster} (renewal failed or another holder took it over); stopped before the next node; ${RESUME}`;
+}
+
+export function reasonSetAside(names: readonly string[], done: number, total: number): string {
+  return `${done}/${total} machines on the target; set aside because they were not ready when their turn came: ${names.join(", ")}; make them Ready, then ${RESUME}`;
+}
+
+/** "node w-7: set aside: not ready (its turn came while its Node is NotReady)". */
+export function progressNodeSetAside(node: string): string {
+  return `node ${node}: set aside: not ready when its turn came (not upgraded; a later run upgrades it once it is Ready)`;
 }
 
 export function reasonNotReadyAfterUpgrade(node: string, timeoutMs: number): string {

@@ -32,7 +32,9 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       nodeTimeoutMs: opts.nodeTimeoutMs,
       signal: bound.signal,
       beforeReboot: async () => {
-        await ctx.kube.drain(machine.name, { timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, signal: bound.signal });
+        await ctx.kube.drain(machine.name, {
+          timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
+        });
         // Storage-aware reboot: a fast reboot must not outrun the CSI detach of the node's volumes.
         const detachMs = opts.volumeDetachTimeoutMs ?? 0;
         if (detachMs > 0 && ctx.kube.waitForVolumeDetach) {
@@ -51,11 +53,15 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       },
     });
     if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
-    await ctx.kube.uncordon(machine.name);
+    // Only our own cordon (the lifecycle path's drain) is lifted; on the legacy path Talos lifts its own at boot.
+    await ctx.kube.uncordon(machine.name, opts.holder);
     stepped("back");
     await waitNodeReady(ctx, machine, target, started, bound.signal, fail);
     await ctx.emit({ type: "NodeBack", at: ctx.now(), node: machine.name, version: target }, true);
   } catch (e) {
+    // A failed node (drain refused, back on the old version, not back in time) must not stay unschedulable because
+    // of us: our cordon is lifted, any other stays.
+    await ctx.kube.uncordon(machine.name, opts.holder).catch((err) => ctx.warn(msg.uncordonFailed(machine.name, errorText(err))));
     if (ctx.status.machines.find((m) => m.name === machine.name)?.state === "failed") throw e;
     await fail(bound.expired()
       ? msg.reasonNodeTimeout(machine.name, target, opts.nodeTimeoutMs, msg.nodeTimeoutLastStep(lastStep, ctx.now() - lastStepAt))

@@ -6,8 +6,11 @@
 // - Workers grouped per role (one group, parallelism `workerParallelism`, default 1) or per machine set
 //   (parallelism from `machineSetParallelism[set]`, else `workerParallelism`, else 1); sets in name order.
 // - Within a group: names listed in `order` first, in that order; then the rest sorted by name.
-// - quota = parallelism − notReady (cluster-wide not-ready machines), except when reverting. A group whose quota is
-//   ≤ 0 cannot start until the cluster is ready: it is planned one machine per wave and the plan says it is waiting.
+// - quota = parallelism − notReady (cluster-wide not-ready machines, Omni's rule), except when reverting; a group whose
+//   quota is ≤ 0 still goes one machine per wave instead of waiting (unlike Omni: at 1,000 nodes one dead node would
+//   hold the whole rollout until holdTimeout; every wave is still gated).
+// - A machine that is itself not ready is planned last in its group; the run sets it aside (does not upgrade it, the
+//   plan and status say why) if it is still not ready when its turn comes. Set-aside machines are listed, not planned.
 // - Machines already at the target are skipped. Every wave is gated by all healthchecks, except when reverting.
 
 import type { Role } from "./ports";
@@ -47,6 +50,8 @@ export interface PlanInput {
   lastUpgradeVersion?: string;
   /** Force the mode instead of detecting it with `detectMode`. */
   mode?: "upgrading" | "reverting";
+  /** Machines the run set aside (not ready when their turn came): listed in `setAside`, not planned. */
+  setAside?: readonly string[];
 }
 
 export interface PlannedMachine {
@@ -101,8 +106,12 @@ export interface Plan {
   /** Names of not-ready machines, sorted. */
   notReady: string[];
   groups: PlanGroup[];
-  /** Some group cannot start until the not-ready machines are ready again. */
+  /** Some group's quota is ≤ 0 (it goes one machine at a time). */
   waitingForReady: boolean;
+  /** Not-ready machines that still need the upgrade: planned last in their group. */
+  notReadyPending: string[];
+  /** Machines set aside by the run (not ready when their turn came), sorted. */
+  setAside: string[];
   healthchecks: string[];
 }
 
@@ -118,6 +127,17 @@ export class PlanError extends Error {
  * Omni §3.4: every machine at the target → "done"; else the target equals the last converged version → "reverting"
  * (rolling back is never gated and ignores not-ready machines in the quota); else "upgrading".
  */
+/**
+ * The version the whole cluster runs when every machine reports the same one; undefined for a mixed or unknown
+ * cluster. A first run records it as the last converged version, so setting the version back after a failed first run
+ * is a revert (ungated), as in Omni.
+ */
+export function convergedVersion(machines: readonly Pick<PlanMachine, "talosVersion">[]): string | undefined {
+  const first = machines[0]?.talosVersion;
+  if (first === undefined || !isValidVersion(first)) return undefined;
+  return machines.every((m) => sameVersion(m.talosVersion, first)) ? normalizeVersion(first) : undefined;
+}
+
 export function detectMode(
   machines: readonly Pick<PlanMachine, "talosVersion">[],
   target: string,
@@ -180,8 +200,12 @@ export function planRollout(input: PlanInput): Plan {
 
   const skipped: SkippedMachine[] = [];
   const todo: PlanMachine[] = [];
+  const asideNames = new Set(input.setAside ?? []);
+  const setAside: string[] = [];
   for (const m of [...input.machines].sort(byName)) {
-    if (sameVersion(m.talosVersion, target)) {
+    if (asideNames.has(m.name) && !sameVersion(m.talosVersion, target)) {
+      setAside.push(m.name);
+    } else if (sameVersion(m.talosVersion, target)) {
       skipped.push({ name: m.name, role: m.role, machineSet: m.machineSet, version: m.talosVersion! });
     } else {
       todo.push(m);
@@ -220,7 +244,8 @@ export function planRollout(input: PlanInput): Plan {
       quota,
       batchSize,
     });
-    const list = [...g.machines].sort(ordered);
+    // Not-ready machines last: by their turn they may be ready again; if not, the run sets them aside.
+    const list = [...g.machines.filter((m) => m.ready).sort(ordered), ...g.machines.filter((m) => !m.ready).sort(ordered)];
     for (let i = 0; i < list.length; i += batchSize) {
       waves.push({
         index: waves.length + 1,
@@ -250,6 +275,8 @@ export function planRollout(input: PlanInput): Plan {
     notReady,
     groups,
     waitingForReady: groups.some((g) => g.quota <= 0),
+    notReadyPending: todo.filter((m) => !m.ready).map((m) => m.name),
+    setAside,
     healthchecks,
   };
 }
@@ -257,7 +284,9 @@ export function planRollout(input: PlanInput): Plan {
 /** Human lines for `talos-gate plan` and the Pulumi preview diff. */
 export function describePlan(plan: Plan): string[] {
   const lines: string[] = [msg.planHeadline(plan)];
-  if (plan.waitingForReady) lines.push(msg.planWaitingForReady(plan.notReady));
+  const quotaReduced = plan.groups.some((g) => g.quota < g.parallelism);
+  if (plan.notReadyPending.length || quotaReduced) lines.push(msg.planNotReady(plan.notReady, plan.notReadyPending, quotaReduced));
+  if (plan.setAside.length) lines.push(msg.planSetAside(plan.setAside));
   for (const w of plan.waves) lines.push(msg.planWaveLine(w, plan.waves.length, plan.mode));
   for (const s of plan.skipped) lines.push(msg.planSkippedLine(s));
   return lines;

@@ -17,6 +17,8 @@ export interface Machine {
   ready: boolean;
   /** `spec.unschedulable`. */
   cordoned: boolean;
+  /** Who cordoned it, when talos-gate did (the owner passed to `cordon`); undefined for any other cordon. */
+  cordonedBy?: string;
   /** Talos version parsed from `status.nodeInfo.osImage` ("Talos (v1.13.2)"), e.g. "v1.13.2"; undefined if unknown. */
   talosVersion?: string;
   /** Machine set the machine belongs to (Omni: control-planes / workers / extra worker set id). */
@@ -61,10 +63,15 @@ export interface KubeApi {
   runCheck(check: HealthcheckJob, opts?: { signal?: AbortSignal }): Promise<CheckOutcome>;
   /** Best-effort removal of every runner Job and pod (label `app.kubernetes.io/name=talos-gate-healthcheck`). */
   sweepRunners(): Promise<{ jobs: number; pods: number }>;
-  cordon(node: string): Promise<void>;
-  /** Cordon + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming blockers. */
-  drain(node: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
-  uncordon(node: string): Promise<void>;
+  /**
+   * Cordons the node and marks the cordon as `owner`'s. A node that is already unschedulable (an administrator's or
+   * Talos' cordon) is left as it is and not claimed. Resolves whether this call cordoned it.
+   */
+  cordon(node: string, owner: string): Promise<boolean>;
+  /** Cordon (as `owner`) + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming blockers. */
+  drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal }): Promise<void>;
+  /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
+  uncordon(node: string, owner: string): Promise<boolean>;
   /** Take the per-cluster Lease, or throw at once naming the current holder. */
   acquireLease(opts: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease>;
   /**

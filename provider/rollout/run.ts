@@ -14,8 +14,8 @@ import { soak } from "./soak";
 import { RunContext, Stop, errorText } from "./context";
 import { holdGate } from "./hold";
 import { upgradeNode } from "./node";
-import { detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } from "./plan";
-import { finishInterrupted } from "./resume";
+import { convergedVersion, detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } from "./plan";
+import { releaseOwnCordons } from "./resume";
 import { initialStatus, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
 
@@ -110,22 +110,33 @@ function checkWindow(ctx: RunContext): void {
   if (closed) throw new Stop(closed);
 }
 
-/** Plans from the live cluster before every wave, holds at the gate (upgrades only), upgrades the wave. */
+/**
+ * Plans from the live cluster before every wave, holds at the gate (upgrades only), upgrades the wave. Machines that
+ * are not ready when their turn comes are set aside, so one dead node slows the rollout instead of freezing it; the
+ * run then ends unconverged, naming them.
+ */
 async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, conditions: ConditionWatch | undefined): Promise<void> {
   const { opts } = ctx;
   let machines = await ctx.machines();
-  await finishInterrupted(ctx, machines, previous);
-  const mode = detectMode(machines, opts.targetVersion, opts.lastUpgradeVersion);
+  await releaseOwnCordons(ctx, machines, "leftover");
+  // A first run records the version the cluster converged to, so setting the version back after it failed part way
+  // is a revert (ungated), never an upgrade held by the very checks that fail.
+  const lastUpgradeVersion = opts.lastUpgradeVersion || convergedVersion(machines);
+  const mode = detectMode(machines, opts.targetVersion, lastUpgradeVersion);
   const forced = mode === "reverting" ? "reverting" : "upgrading";
+  const setAside = new Set<string>();
   const planFor = (ms: Machine[]): Plan =>
     planRollout({
       machines: ms,
       targetVersion: opts.targetVersion,
       ...(opts.strategy ? { strategy: opts.strategy } : {}),
       healthchecks: [...opts.healthchecks.map((c) => c.id), ...(opts.conditions ?? []).map((c) => c.id)],
-      ...(opts.lastUpgradeVersion !== undefined ? { lastUpgradeVersion: opts.lastUpgradeVersion } : {}),
+      ...(lastUpgradeVersion !== undefined ? { lastUpgradeVersion } : {}),
       mode: forced,
+      setAside: [...setAside],
     });
+  // Nodes an interrupted run left mid-upgrade: waited for (bounded) before the next wave, never set aside.
+  const inFlight = new Set((previous?.machines ?? []).filter((m) => m.state === "upgrading").map((m) => m.name));
   await ctx.emit({ type: "RunStarted", at: ctx.now(), plan: planFor(machines) }, true);
 
   const attempted = new Set<string>();
@@ -134,7 +145,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     machines = await ctx.machines();
     const plan = planFor(machines);
     const wave = plan.waves[0];
-    if (!wave) return;
+    if (!wave) break;
     const repeat = wave.machines.find((m) => attempted.has(m.name));
     if (repeat) throw new Stop(msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
     ctx.checkStop(wave.machines[0].name);
@@ -143,7 +154,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
       // Windows pace upgrades only: a revert (like Omni's, ungated) must always be possible.
       checkWindow(ctx);
       if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
-      await holdGate(ctx, waveNo, wave.machines[0].name, conditions);
+      await holdGate(ctx, waveNo, wave.machines[0].name, inFlight, conditions);
       // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
       // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
       machines = await ctx.machines();
@@ -153,19 +164,31 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     }
     if (forced === "upgrading") checkWindow(ctx); // the window may have closed while the gate held
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
-    await upgradeWave(ctx, next, machines, attempted);
+    await upgradeWave(ctx, next, machines, attempted, setAside);
     lastBackAt = ctx.now();
     await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: waveNo }, true);
   }
+  if (setAside.size) {
+    const done = ctx.status.machines.filter((m) => m.state === "done" || m.state === "skipped").length;
+    throw new Stop(msg.reasonSetAside([...setAside].sort(), done, ctx.status.machines.length));
+  }
 }
 
-/** Upgrades the wave's nodes in parallel; a failure or a stop keeps the nodes not yet started untouched. */
-async function upgradeWave(ctx: RunContext, wave: Wave, live: Machine[], attempted: Set<string>): Promise<void> {
+/**
+ * Upgrades the wave's nodes in parallel; a failure or a stop keeps the nodes not yet started untouched. A node that
+ * is not ready when its turn comes is set aside (a dead node is not upgraded, and does not hold the others).
+ */
+async function upgradeWave(ctx: RunContext, wave: Wave, live: Machine[], attempted: Set<string>, setAside: Set<string>): Promise<void> {
   const failures: string[] = [];
   await Promise.all(
     wave.machines.map(async (planned) => {
       const machine = live.find((m) => m.name === planned.name)!;
       if (ctx.stop.aborted || failures.length) return; // stop before the next node
+      if (!machine.ready) {
+        setAside.add(machine.name);
+        await ctx.emit({ type: "NodeSetAside", at: ctx.now(), node: machine.name }, true);
+        return;
+      }
       attempted.add(machine.name);
       let outcome: "upgraded" | "failed" = "upgraded";
       try {

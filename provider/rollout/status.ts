@@ -8,7 +8,8 @@ import * as msg from "./messages";
 import { outcomeDetail } from "./gate";
 
 export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed";
-export type MachineRunState = "pending" | "upgrading" | "done" | "failed" | "skipped";
+/** `skipped`: already on the target; `set-aside`: not ready when its turn came, not upgraded by this run. */
+export type MachineRunState = "pending" | "upgrading" | "done" | "failed" | "skipped" | "set-aside";
 export type CheckState = "RUNNING" | "FAILED" | "PASSED";
 export type GateState = "idle" | "checking" | "held" | "waiting-for-ready" | "soaking";
 
@@ -104,6 +105,7 @@ export type StatusEvent =
   | { type: "NodeStep"; at: number; node: string; step: NodeUpgradeStep; detail?: string }
   | { type: "NodeBack"; at: number; node: string; version: string }
   | { type: "NodeFailed"; at: number; node: string; reason: string }
+  | { type: "NodeSetAside"; at: number; node: string }
   | { type: "WaveDone"; at: number; wave: number }
   | { type: "SoakStarted"; at: number; soakMs: number; untilAt: number }
   | { type: "SoakRestarted"; at: number; reason: string }
@@ -144,7 +146,7 @@ const iso = (at: number): string => new Date(at).toISOString();
 
 /** Machines still to converge (Omni's pendingMachines): pending, in flight or failed. */
 export function pendingCount(s: Pick<UpgradeStatus, "machines">): number {
-  return s.machines.filter((m) => m.state === "pending" || m.state === "upgrading" || m.state === "failed").length;
+  return s.machines.filter((m) => m.state === "pending" || m.state === "upgrading" || m.state === "failed" || m.state === "set-aside").length;
 }
 
 function statusLine(s: UpgradeStatus): string {
@@ -307,6 +309,8 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
         finished: iso(e.at),
         ...(m.started !== undefined ? { durationMs: e.at - Date.parse(m.started) } : {}),
       }));
+    case "NodeSetAside":
+      return updateMachine(s, e.node, (m) => ({ ...m, state: "set-aside" }));
     case "WaveDone":
       return { ...s, wave: e.wave };
     case "SoakStarted":
@@ -395,6 +399,8 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
     }
     case "NodeFailed":
       return msg.progressNodeFailed(e.node, e.reason);
+    case "NodeSetAside":
+      return msg.progressNodeSetAside(e.node);
     case "WaveDone":
       return msg.progressWaveDone(e.wave, s.waves);
     case "SoakStarted":

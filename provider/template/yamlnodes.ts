@@ -216,6 +216,28 @@ export function resolvePlain(text: string): string {
   return "!!str";
 }
 
+/**
+ * The value of a plain scalar from its source text: a multi-line plain scalar is folded as YAML (and go-yaml) fold it —
+ * each line break between two lines becomes one space, each empty line one newline, the lines' surrounding white space
+ * is dropped — so `do sleep\n      0.01` is `do sleep 0.01`.
+ */
+export function foldPlain(src: string): string {
+  if (!src.includes("\n")) return src;
+  const lines = src.split(/\r?\n/).map((l, i, all) => (i === 0 ? l.replace(/[ \t]+$/, "") : i === all.length - 1 ? l.replace(/^[ \t]+/, "") : l.trim()));
+  let out = lines[0]!;
+  let breaks = 0;
+  for (const line of lines.slice(1)) {
+    if (line === "") {
+      breaks++;
+      continue;
+    }
+    out += breaks > 0 ? "\n".repeat(breaks) : " ";
+    out += line;
+    breaks = 0;
+  }
+  return out;
+}
+
 /** Converts a resolved scalar to a JS value (used for manifests and Jobs). */
 export function scalarValue(s: YScalar): unknown {
   switch (s.tag) {
@@ -292,7 +314,8 @@ class Converter {
     const explicit = (node as YamlLibNode).tag;
     if (isScalar(node)) {
       const s = node as Scalar;
-      const src = (s as Scalar & { srcToken?: { source?: string } }).srcToken?.source;
+      const raw = (s as Scalar & { srcToken?: { source?: string } }).srcToken?.source;
+      const src = raw !== undefined && s.type === Scalar.PLAIN ? foldPlain(raw) : raw;
       const text = typeof s.value === "string" ? s.value : src ?? String(s.value ?? "");
       let tag: string;
       if (explicit && explicit !== "!") tag = shortTag(explicit);

@@ -1,22 +1,19 @@
-// The Kubernetes side of the simulated cluster: Node objects for the machines, and the controllers a real cluster
-// would run — kubelet (sim/kube/kubelet.ts), Job controller (jobcontroller.ts), disruption controller
-// (disruption.ts), a scheduler/binder (scheduler.ts) and ReplicaSet/DaemonSet-like workload owners (workloads.ts) —
-// against a real kube-apiserver, so real clients see what they would see on a real cluster.
+// The Kubernetes side of the simulated cluster: Node objects for the machines and the kubelet of every node
+// (sim/kube/kubelet.ts), against a real control plane (sim/controlplane.ts: kube-apiserver, kube-controller-manager,
+// kube-scheduler), plus workload objects for drains to move and Talos' own drain. Everything a real controller does
+// is done by the real controller; this directory only plays the kubelet (see README.md).
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { toolsBin } from "../tools";
-import { DisruptionController } from "./disruption";
+import { toolPath } from "../tools";
 import { DrainOptions, DrainReport, drainForTalos } from "./drain";
-import { JobController } from "./jobcontroller";
 import { Kubelet } from "./kubelet";
 import { LifecycleAttachment, NodeLifecycleEvents, attachLifecycle } from "./lifecycle";
 import { MachineSpec, NodeSim } from "./nodes";
 import { Reflector } from "./reflector";
 import { Rest, sleep } from "./rest";
-import { NodeScheduler, PodBinder } from "./scheduler";
-import { Job, Node, Pdb, Pod } from "./types";
-import { Workloads } from "./workloads";
+import { Node, Pod, controllerOf, isTerminal } from "./types";
+import { WORKLOAD_NAMESPACE, ensureWorkloads } from "./workloads";
 
 export type { MachineSpec } from "./nodes";
 export type { NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
@@ -26,22 +23,22 @@ export { TALOS_CORDONED_ANNOTATION, osImage } from "./nodes";
 export { WORKLOAD_NAMESPACE, WORKLOAD_RS, WORKLOAD_DS } from "./workloads";
 
 export interface KubeSimOptions {
-  /** Admin kubeconfig text of the cluster (ControlPlane.kubeconfig). */
+  /** Admin kubeconfig text of the cluster (ControlPlane.kubeconfig): the kubelets' and the drain's credentials. */
   kubeconfig: string;
   machines: readonly MachineSpec[];
-  /** ReplicaSet pods per eligible node (default 2; 0 = none). */
+  /** ReplicaSet replicas per worker (default 2; 0 = none). */
   workloadPodsPerNode?: number;
   /** One DaemonSet pod per node (default true). */
   daemonSetPods?: boolean;
-  /** KUBECONFIG for Job processes; by default the kubeconfig is written to a 0600 file in the sim's work dir. */
-  jobKubeconfigPath?: string;
   /** Control-plane nodes carry the node-role.kubernetes.io/control-plane:NoSchedule taint (Talos default: true). */
   controlPlaneTaint?: boolean;
-  /** Base of the Job pod-failure back-off (real controller: 10000 ms). */
-  podFailureBackoffMs?: number;
   /** First crash back-off of a restarting container (restartPolicy OnFailure; kubelet: 10000 ms, doubling, ≤ 5 min). */
   containerRestartBackoffMs?: number;
-  /** Per-pod directories, logs and the job kubeconfig; a temp dir (removed on stop) by default. */
+  /** Images the kubelets cannot pull, besides any image from a `*.invalid` registry (see images.ts). */
+  unpullableImages?: readonly string[];
+  /** First image pull back-off (kubelet: 10000 ms, doubling, ≤ 5 min). */
+  imagePullBackoffMs?: number;
+  /** Per-pod directories (logs, service-account volume, kubeconfig); a temp dir (removed on stop) by default. */
   workDir?: string;
   /** Maximum concurrent API requests (default 24). */
   maxInflight?: number;
@@ -54,12 +51,8 @@ export interface KubeSimOptions {
 export interface KubeSimStats {
   nodes: number;
   pods: number;
-  jobs: number;
-  pdbs: number;
   runningProcesses: number;
   processesStarted: number;
-  jobPodsCreated: number;
-  workloadPodsCreated: number;
   apiRequests: number;
   relists: number;
   rewatches: number;
@@ -85,11 +78,6 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   const ownsWorkDir = !opts.workDir;
   const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-kube-sim-"));
   fs.mkdirSync(workDir, { recursive: true });
-  let jobKubeconfigPath = opts.jobKubeconfigPath;
-  if (!jobKubeconfigPath) {
-    jobKubeconfigPath = path.join(workDir, "kubeconfig");
-    fs.writeFileSync(jobKubeconfigPath, opts.kubeconfig, { mode: 0o600 });
-  }
   const names = opts.machines.map((m) => m.name);
   const owned = new Set(names);
   if (owned.size !== names.length) throw new Error("kube sim: machine names must be unique (each becomes a Node name)");
@@ -113,63 +101,60 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     await nodes.register(opts.machines);
     const nodeR = new Reflector<Node>(rest, { path: "/api/v1/nodes", name: "nodes", log });
     const podR = new Reflector<Pod>(rest, { path: "/api/v1/pods", name: "pods", log });
-    const jobR = new Reflector<Job>(rest, { path: "/apis/batch/v1/jobs", name: "jobs", log });
-    const pdbR = new Reflector<Pdb>(rest, { path: "/apis/policy/v1/poddisruptionbudgets", name: "pdbs", log });
-    for (const r of [nodeR, podR, jobR, pdbR]) stoppers.push(() => r.stop());
+    for (const r of [nodeR, podR]) stoppers.push(() => r.stop());
     await nodeR.start();
     await podR.start();
-    const scheduler = new NodeScheduler(nodeR, owned);
-    const kubelet = new Kubelet({ rest, pods: podR, nodes: nodeR, owned, jobKubeconfigPath, toolsBin, workDir: path.join(workDir, "pods"), server: rest.server, log, crashBackoffMs: opts.containerRestartBackoffMs });
+    const kubelet = new Kubelet({
+      rest, pods: podR, nodes: nodeR, owned, toolsBin: path.dirname(toolPath("kubectl")), workDir: path.join(workDir, "pods"), server: rest.server, log,
+      crashBackoffMs: opts.containerRestartBackoffMs, unpullableImages: opts.unpullableImages, imagePullBackoffMs: opts.imagePullBackoffMs,
+    });
     kubelet.start();
     stoppers.push(() => kubelet.stop());
-    const binder = new PodBinder({ rest, pods: podR, nodes: nodeR, scheduler, log });
-    binder.start();
-    stoppers.push(() => binder.stop());
-    const jobs = new JobController({ rest, jobs: jobR, pods: podR, scheduler, log, podFailureBackoffMs: opts.podFailureBackoffMs });
-    jobs.start();
-    stoppers.push(() => jobs.stop());
-    const disruption = new DisruptionController({ rest, pdbs: pdbR, pods: podR, log });
-    disruption.start();
-    stoppers.push(() => disruption.stop());
-    await Promise.all([jobR.start(), pdbR.start()]);
-    const workloads = new Workloads({
-      rest, pods: podR, nodes: nodeR, scheduler, owned: names, perNode: opts.workloadPodsPerNode ?? 2, daemonSet: opts.daemonSetPods ?? true, log,
-    });
-    stoppers.push(() => workloads.stop());
-    await workloads.start();
-    // Ready when every workload pod runs (its kubelet posted Running).
+    const cpTainted = opts.controlPlaneTaint ?? true;
+    const workerCount = opts.machines.filter((m) => m.role === "worker" || !cpTainted).length;
+    const replicas = (opts.workloadPodsPerNode ?? 2) * workerCount;
+    const daemonSet = opts.daemonSetPods ?? true;
+    const owners = await ensureWorkloads(rest, { replicas, daemonSet });
+    const livePods = () => {
+      const rs: Pod[] = [];
+      const ds: Pod[] = [];
+      for (const p of podR.list()) {
+        if (p.metadata.namespace !== owners.namespace || p.metadata.deletionTimestamp || isTerminal(p)) continue;
+        const uid = controllerOf(p)?.uid;
+        if (uid && uid === owners.replicaSetUid) rs.push(p);
+        else if (uid && uid === owners.daemonSetUid) ds.push(p);
+      }
+      return { rs, ds };
+    };
+    // Ready when every workload pod runs (the controllers created them, the scheduler bound them, a kubelet posted Running).
+    const expected = replicas + (daemonSet ? names.length : 0);
     const deadline = Date.now() + (opts.startTimeoutMs ?? 5 * 60 * 1000);
     for (;;) {
-      const { rs, ds } = workloads.livePods();
+      const { rs, ds } = livePods();
       const running = [...rs, ...ds].filter((p) => p.status?.phase === "Running").length;
-      if (running >= workloads.expected()) break;
-      if (Date.now() > deadline) throw new Error(`kube sim: only ${running} of ${workloads.expected()} workload pods are Running after ${opts.startTimeoutMs ?? 300000} ms`);
+      if (running >= expected) break;
+      if (Date.now() > deadline) throw new Error(`kube sim: only ${running} of ${expected} workload pods are Running after ${opts.startTimeoutMs ?? 300000} ms`);
       await sleep(50);
     }
-    if (workloads.expected() > 0) await workloads.writeOwnerStatus();
     return {
       nodes,
       nodeNames: () => [...names],
       drainForTalos: (node, o) => drainForTalos(rest, nodes, node, o),
       attachLifecycle: (source) => attachLifecycle(source, { nodes }, { log }),
       workloads: () => {
-        const { rs, ds } = workloads.livePods();
-        return { namespace: workloads.namespace, replicaSetPods: rs.length, daemonSetPods: ds.length };
+        const { rs, ds } = livePods();
+        return { namespace: owners.namespace ?? WORKLOAD_NAMESPACE, replicaSetPods: rs.length, daemonSetPods: ds.length };
       },
       stats: () => {
         const k = kubelet.stats();
         return {
           nodes: names.length,
           pods: podR.size,
-          jobs: jobR.size,
-          pdbs: pdbR.size,
           runningProcesses: k.runningProcesses,
           processesStarted: k.processesStarted,
-          jobPodsCreated: jobs.podsCreated,
-          workloadPodsCreated: workloads.podsCreated,
           apiRequests: rest.requests,
-          relists: nodeR.relists + podR.relists + jobR.relists + pdbR.relists,
-          rewatches: nodeR.rewatches + podR.rewatches + jobR.rewatches + pdbR.rewatches,
+          relists: nodeR.relists + podR.relists,
+          rewatches: nodeR.rewatches + podR.rewatches,
         };
       },
       stop,

@@ -1,19 +1,26 @@
-// The kubelet of every simulated node. For each pod bound to one of the sim's nodes it writes the status a kubelet
-// would write, through pods/status:
+// The kubelet of every simulated node. For each pod bound (by the real kube-scheduler, or by spec.nodeName) to one of
+// the sim's nodes it writes the status a kubelet would write, through pods/status:
 // - Job pods (controller kind Job) run the FIRST container's command + args as a local process (the image is
-//   ignored): Pending → Running (startTime, conditions, containerStatuses running) → terminated (exit code, reason
-//   Completed/Error, startedAt/finishedAt, termination message per terminationMessagePolicy), phase Succeeded/Failed;
-// - every other pod (workload, DaemonSet, bare pods) is a "pause" pod: Running and Ready, nothing is executed.
-// It finalizes deletions on its nodes (graceful deletion: stop the process with the grace period, write the final
-// status, then delete with gracePeriodSeconds 0 and a UID precondition), and, like the node lifecycle controller,
-// marks pods not Ready while their node is not Ready.
-import { randomBytes, createHash } from "node:crypto";
+//   ignored, unless it is one the kubelet cannot pull: see images.ts): Pending → Running (startTime, conditions,
+//   containerStatuses running) → terminated (exit code, reason Completed/Error, startedAt/finishedAt, termination
+//   message per terminationMessagePolicy with the kubelet's limits), phase Succeeded/Failed; restartPolicy OnFailure
+//   restarts the container in the same pod after the crash back-off (restartCount, lastState, CrashLoopBackOff);
+//   the process gets the pod's service-account token (serviceaccount.ts), never the sim's admin credentials;
+// - every other pod (ReplicaSet, DaemonSet, bare pods) is a "pause" pod: Running and Ready, nothing is executed.
+// It starts nothing on a node that is not Ready, finalizes deletions on its nodes (graceful deletion: stop the
+// process with the grace period, write the final status, then delete with gracePeriodSeconds 0 and a UID
+// precondition; the Job controller removes its batch.kubernetes.io/job-tracking finalizer afterwards), and marks pods
+// not Ready while their node is not Ready (the node lifecycle controller's MarkPodsNotReady; that controller does not
+// run in the sim, see README.md).
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ContainerConfigError, containerEnv, expand } from "./containerenv";
+import { imageId, normalizeImage, pullBackoffMs, pullFailure } from "./images";
 import { ExitInfo, LocalProcess } from "./process";
 import { Reflector } from "./reflector";
 import { Rest, isNotFound, nowTime, retrying } from "./rest";
+import { MountError, ServiceAccountMount, mountServiceAccount } from "./serviceaccount";
 import { terminationMessage } from "./termination";
 import { Condition, Node, Pod, controllerOf, isTerminal, nodeReady, podPath } from "./types";
 
@@ -23,8 +30,6 @@ export interface KubeletOptions {
   nodes: Reflector<Node>;
   /** Names of the sim's nodes: only their pods are handled. */
   owned: ReadonlySet<string>;
-  /** KUBECONFIG given to the processes. */
-  jobKubeconfigPath: string;
   /** Prepended to PATH of the processes (kubectl lives there). */
   toolsBin: string;
   /** Per-pod directories (termination message file, log, HOME) go under it. */
@@ -34,29 +39,30 @@ export interface KubeletOptions {
   log: (msg: string) => void;
   /** First crash back-off before restarting a container (restartPolicy OnFailure/Always); kubelet: 10 s, doubling, ≤ 5 min. */
   crashBackoffMs?: number;
-  /** Delay before re-trying a pod whose env references a missing ConfigMap/Secret. */
+  /** Delay before re-trying a pod whose env or volume references a missing ConfigMap/Secret/ServiceAccount. */
   configRetryMs?: number;
+  /** Images that cannot be pulled besides `*.invalid` registries (see images.ts). */
+  unpullableImages?: readonly string[];
+  /** First image pull back-off (kubelet: 10 s, doubling, ≤ 5 min). */
+  imagePullBackoffMs?: number;
 }
 
 type Phase = "Pending" | "Running" | "Succeeded" | "Failed";
 type ContainerState =
   | { waiting: { reason: string; message?: string } }
   | { running: { startedAt: string } }
-  | { terminated: { exitCode: number; reason: string; message?: string; startedAt?: string; finishedAt: string; containerID?: string; signal?: number } };
+  | { terminated: { exitCode: number; reason: string; message?: string; startedAt?: string; finishedAt?: string; containerID?: string; signal?: number } };
 
-function normalizeImage(image: string | undefined): string {
-  let img = image || "registry.k8s.io/pause:3.10";
-  const first = img.split("/")[0];
-  if (!img.includes("/")) img = `docker.io/library/${img}`;
-  else if (!first.includes(".") && !first.includes(":") && first !== "localhost") img = `docker.io/${img}`;
-  if (!/[:@][^/]+$/.test(img)) img += ":latest";
-  return img;
+const PULL_REASONS = new Set(["ErrImagePull", "ImagePullBackOff"]);
+
+/** The waiting state of a container whose image cannot be pulled, in the kubelet's words. */
+function pullState(reason: string, image: string | undefined, failure: string): ContainerState {
+  const message = reason === "ImagePullBackOff" ? `Back-off pulling image "${image}": ErrImagePull: ${failure}` : failure;
+  return { waiting: { reason, message } };
 }
 
-function imageId(image: string): string {
-  const repo = image.replace(/[:@][^/]+$/, "");
-  return `${repo}@sha256:${createHash("sha256").update(image).digest("hex")}`;
-}
+/** What the kubelet reports for a container of a terminated pod it cannot find (status manager, TerminatePod). */
+const UNKNOWN_TERMINATION = "The container could not be located when the pod was terminated";
 
 class PodWorker {
   pod: Pod;
@@ -70,6 +76,8 @@ class PodWorker {
   lastState?: ContainerState;
   podIP?: string;
   dir?: string;
+  serviceAccount?: ServiceAccountMount;
+  pullAttempts = 0;
   private chain: Promise<void> = Promise.resolve();
 
   constructor(pod: Pod, readonly runsProcess: boolean) {
@@ -145,10 +153,11 @@ export class Kubelet {
         w.state = "terminated";
         w.phase = pod.status.phase;
       } else if (w.runsProcess && pod.status?.containerStatuses?.[0]?.state?.running) {
-        // Running before this kubelet started (the sim was restarted): its process is gone.
+        // Running before this kubelet started (the sim was restarted): its process is gone, and the kubelet reports
+        // what it reports for a container it can no longer find.
         w.startTime = pod.status.startTime;
         w.state = "running";
-        void this.finishProcess(w, { exitCode: 137, signal: "SIGKILL", finishedAt: Date.now() }, "the simulated kubelet restarted; the process of this pod is gone");
+        void this.finishUnknown(w, "The container could not be located when the pod was deleted.  The container used to be Running");
       } else if (!w.runsProcess && pod.status?.phase === "Running") {
         w.state = "running";
         w.phase = "Running";
@@ -164,8 +173,8 @@ export class Kubelet {
     }
     if (w.state === "new") {
       const node = this.nodeOf(pod);
-      // A kubelet that is down does not start pods; the DaemonSet pod of a down node waits for it to come back.
-      if (!w.runsProcess && node && !nodeReady(node)) return;
+      // A kubelet that is down does not start pods; they start when their node is Ready again.
+      if (node && !nodeReady(node)) return;
       w.state = "starting";
       if (w.runsProcess) void this.runProcess(w);
       else void this.runPause(w);
@@ -178,6 +187,7 @@ export class Kubelet {
     this.workers.delete(pod.metadata.uid);
     const prev = w.state;
     w.state = "gone";
+    w.serviceAccount?.close();
     if (w.proc?.running) {
       // Deleted behind the kubelet's back (force delete): stop the process anyway.
       this.o.log(`kubelet: pod ${pod.metadata.namespace}/${pod.metadata.name} deleted while its process runs (${prev}); killing it`);
@@ -237,11 +247,15 @@ export class Kubelet {
     const containers: any[] = pod.spec?.containers ?? [];
     const containerStatuses = containers.map((c, i) => {
       let state: ContainerState = w.container;
-      if (i > 0 && w.runsProcess) {
+      if ("waiting" in w.container && PULL_REASONS.has(w.container.waiting.reason)) {
+        // No container starts until every image is there: the unpullable ones report the pull, the others wait.
+        const failure = pullFailure(c.image, this.o.unpullableImages);
+        state = failure ? pullState(w.container.waiting.reason, c.image, failure) : { waiting: { reason: "ContainerCreating" } };
+      } else if (i > 0 && w.runsProcess && "terminated" in w.container) {
         // Only the first container runs; the others mirror it and end with it, successfully.
-        if ("terminated" in w.container) {
-          state = { terminated: { exitCode: 0, reason: "Completed", startedAt: w.container.terminated.startedAt, finishedAt: w.container.terminated.finishedAt } };
-        }
+        const t = w.container.terminated;
+        state = t.reason === "ContainerStatusUnknown" ? { terminated: { ...t } }
+          : { terminated: { exitCode: 0, reason: "Completed", startedAt: t.startedAt, finishedAt: t.finishedAt } };
       }
       const image = normalizeImage(c.image);
       const st: any = {
@@ -254,7 +268,7 @@ export class Kubelet {
         state,
       };
       if (i === 0 && w.lastState) st.lastState = w.lastState;
-      if (!("waiting" in state)) st.containerID = i === 0 ? w.containerID : `${w.containerID.slice(0, -2)}${String(i).padStart(2, "0")}`;
+      if (!("waiting" in state) && !("terminated" in state && state.terminated.reason === "ContainerStatusUnknown")) st.containerID = i === 0 ? w.containerID : `${w.containerID.slice(0, -2)}${String(i).padStart(2, "0")}`;
       return st;
     });
     const status: any = { phase: w.phase, conditions, containerStatuses, qosClass: pod.status?.qosClass ?? "BestEffort" };
@@ -304,15 +318,52 @@ export class Kubelet {
     return dir;
   }
 
+  /** Tries again later what the kubelet's pod worker would retry (volume, config); the pod stays Pending. */
+  private retryLater(w: PodWorker, ms: number): void {
+    setTimeout(() => {
+      if (w.state === "starting" && !this.stopped && !w.pod.metadata.deletionTimestamp) void this.runProcess(w);
+    }, ms).unref();
+  }
+
   private async runProcess(w: PodWorker): Promise<void> {
-    this.started++;
     const pod = w.pod;
     const container = pod.spec?.containers?.[0];
     w.startTime ??= nowTime();
     w.podIP ??= this.allocateIp(this.nodeOf(pod));
-    const dir = this.podDir(w);
+    const dir = w.dir ?? this.podDir(w);
     const messageFile = path.join(dir, "termination-log");
     fs.writeFileSync(messageFile, "");
+    // 1. Volumes: the service-account token (TokenRequest bound to this pod), the cluster CA, the namespace.
+    if (!w.serviceAccount) {
+      try {
+        w.serviceAccount = await mountServiceAccount(this.o.rest, pod, container, dir, this.o.log);
+      } catch (err) {
+        if (w.state !== "starting" || this.stopped) return;
+        if (!(err instanceof MountError)) this.o.log(`kubelet: volumes of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${(err as Error).message}`);
+        w.container = { waiting: { reason: "ContainerCreating" } };
+        await this.writeStatus(w, "volume not ready");
+        this.retryLater(w, this.o.configRetryMs ?? 2000);
+        return;
+      }
+      if (w.state !== "starting" || this.stopped) return w.serviceAccount.close();
+    }
+    // 2. Images: an unpullable one keeps the pod Pending in ErrImagePull / ImagePullBackOff, with the kubelet's back-off.
+    const unpullable = (pod.spec?.containers ?? []).find((c: { image?: string }) => pullFailure(c.image, this.o.unpullableImages));
+    if (unpullable) {
+      const failure = pullFailure(unpullable.image, this.o.unpullableImages)!;
+      w.container = pullState("ErrImagePull", unpullable.image, failure);
+      await this.writeStatus(w, "image pull failed");
+      const backoff = pullBackoffMs(w.pullAttempts++, this.o.imagePullBackoffMs ?? 10000);
+      // The next pod sync (about a second later) finds the image in back-off.
+      setTimeout(() => {
+        if (w.state !== "starting" || this.stopped || w.pod.metadata.deletionTimestamp) return;
+        w.container = pullState("ImagePullBackOff", unpullable.image, failure);
+        void this.writeStatus(w, "image pull back-off");
+      }, Math.min(1000, backoff / 2)).unref();
+      this.retryLater(w, backoff);
+      return;
+    }
+    // 3. The container: its command, its environment, then the process.
     if (!container?.command?.length) {
       w.phase = "Failed";
       w.state = "terminated";
@@ -326,6 +377,7 @@ export class Kubelet {
           finishedAt: at,
         },
       };
+      w.serviceAccount.close();
       await this.writeStatus(w, "no command");
       return;
     }
@@ -334,9 +386,10 @@ export class Kubelet {
       PATH: `${this.o.toolsBin}:${process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"}`,
       HOME: path.join(dir, "home"),
       HOSTNAME: pod.metadata.name,
-      KUBECONFIG: this.o.jobKubeconfigPath,
+      KUBECONFIG: w.serviceAccount.kubeconfigPath,
       KUBERNETES_SERVICE_HOST: u.hostname,
       KUBERNETES_SERVICE_PORT: u.port || "443",
+      ...(w.serviceAccount.dir ? { SERVICE_ACCOUNT_DIR: w.serviceAccount.dir } : {}),
     };
     let env: Record<string, string>;
     try {
@@ -347,14 +400,12 @@ export class Kubelet {
       w.container = { waiting: { reason: "CreateContainerConfigError", message } };
       await this.writeStatus(w, "config error");
       // Like the kubelet's pod worker: try again later (the ConfigMap/Secret may appear).
-      setTimeout(() => {
-        if (w.state === "starting" && !this.stopped) void this.runProcess(w);
-      }, this.o.configRetryMs ?? 2000).unref();
-      this.started--;
+      this.retryLater(w, this.o.configRetryMs ?? 2000);
       return;
     }
     env.TERMINATION_MESSAGE_PATH = messageFile;
     if (w.state !== "starting" || this.stopped) return;
+    this.started++;
     const argv = [...(container.command ?? []), ...(container.args ?? [])].map((a: string) => expand(String(a), env));
     const cwd = container.workingDir && fs.existsSync(container.workingDir) ? container.workingDir : dir;
     await this.launch(w, argv, env, cwd, container.name);
@@ -425,7 +476,18 @@ export class Kubelet {
     // The container's filesystem is gone (kubectl's discovery cache lives in HOME); its log stays until the pod goes.
     if (w.dir) fs.rmSync(path.join(w.dir, "home"), { recursive: true, force: true });
     if (w.state !== "finalizing") w.state = "terminated";
+    w.serviceAccount?.close();
     await this.writeStatus(w, w.phase);
+  }
+
+  /** The pod ends without a container the kubelet can report on: exit 137, ContainerStatusUnknown, phase Failed. */
+  private async finishUnknown(w: PodWorker, message = UNKNOWN_TERMINATION): Promise<void> {
+    if (w.state === "terminated" || w.state === "gone") return;
+    w.container = { terminated: { exitCode: 137, reason: "ContainerStatusUnknown", message } };
+    w.phase = "Failed";
+    if (w.state !== "finalizing") w.state = "terminated";
+    w.serviceAccount?.close();
+    await this.writeStatus(w, "terminated without a container");
   }
 
   /** Graceful deletion: stop the process within the grace period, post the final status, delete for good. */
@@ -446,10 +508,9 @@ export class Kubelet {
       w.phase = w.lastState.terminated.exitCode === 0 ? "Succeeded" : "Failed";
       await this.writeStatus(w, w.phase);
     } else if ((prev === "starting" || prev === "running") && w.runsProcess) {
-      // Deleted before its process started (e.g. waiting for a ConfigMap) or while waiting to restart it.
-      const at = Date.now();
+      // Deleted before its container started (volume, image pull, ConfigMap): nothing ran, nothing to report.
       w.state = "running";
-      await this.finishProcess(w, { exitCode: 137, finishedAt: at }, prev === "starting" ? "pod deleted before its container started" : "pod deleted while its container waited to restart");
+      await this.finishUnknown(w);
       w.state = "finalizing";
     }
     await w.enqueue(async () => undefined);

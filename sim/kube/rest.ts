@@ -1,4 +1,4 @@
-// A small REST client for the sim's controllers (kubelet, Job controller, disruption controller).
+// A small REST client for the sim's kubelet emulator, Node writer and drain.
 //
 // Why not the typed @kubernetes/client-node APIs here: they open a fresh TLS connection per request (a new
 // https.Agent each call), which matters at 1,000 nodes, and their watch delivers raw JSON while their typed calls

@@ -44,9 +44,7 @@ export interface Condition {
 }
 
 export type Pod = KObject;
-export type Job = KObject;
 export type Node = KObject;
-export type Pdb = KObject;
 
 export const key = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 
@@ -59,23 +57,9 @@ export function isTerminal(pod: Pod): boolean {
   return phase === "Succeeded" || phase === "Failed";
 }
 
-export function isPodReady(pod: Pod): boolean {
-  return (pod.status?.conditions ?? []).some((c: Condition) => c.type === "Ready" && c.status === "True");
-}
-
 export function nodeReady(node: Node): boolean {
   return (node.status?.conditions ?? []).some((c: Condition) => c.type === "Ready" && c.status === "True");
 }
 
-/** 5 characters from the alphabet client-go's generateName uses (no vowels, no confusable digits). */
-export function randomSuffix(n = 5): string {
-  const alphabet = "bcdfghjklmnpqrstvwxz2456789";
-  let s = "";
-  for (let i = 0; i < n; i++) s += alphabet[Math.floor(Math.random() * alphabet.length)];
-  return s;
-}
-
 export const podPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/pods${name ? `/${name}` : ""}`;
-export const jobPath = (ns: string, name?: string) => `/apis/batch/v1/namespaces/${ns}/jobs${name ? `/${name}` : ""}`;
 export const nodePath = (name?: string) => `/api/v1/nodes${name ? `/${name}` : ""}`;
-export const pdbPath = (ns: string, name?: string) => `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets${name ? `/${name}` : ""}`;

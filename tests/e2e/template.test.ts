@@ -7,7 +7,7 @@ import { createKubeApi } from "../../provider/kube";
 import type { SimCluster } from "../../sim/cluster";
 import { packageRoot } from "../../sim/tools";
 import { ClusterTemplate } from "../../sdk";
-import { inlineStack, pulumiEnv } from "../support/pulumi";
+import { inlineStack, pulumiEnv, stateText } from "../support/pulumi";
 import { leftoverRunners, testSim } from "../support/sim";
 
 describe("e2e: ClusterTemplate from an Omni template on the sim", function () {
@@ -35,6 +35,12 @@ describe("e2e: ClusterTemplate from an Omni template on the sim", function () {
     assert.deepEqual((await kube.listMachines()).map((m) => m.talosVersion), ["v1.13.2", "v1.13.2", "v1.13.2"]);
     await kube.close();
     assert.deepEqual(await leftoverRunners(sim), []);
+    // Warnings land on a resource's row by the URN the SDK computes: it must be the URN the engine gave, also for
+    // children of the ClusterTemplate component.
+    const resources = JSON.parse(await stateText(stack)).resources as Array<{ urn: string; type: string; inputs?: { resourceUrn?: string } }>;
+    const ours = resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/talos-gate:"));
+    assert.equal(ours.length, 4);
+    for (const r of ours) assert.equal(r.inputs?.resourceUrn, r.urn);
   });
 
   it("an invalid template fails the program with Omni's message and creates nothing", async () => {

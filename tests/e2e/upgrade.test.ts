@@ -10,7 +10,7 @@ import { createTalosApi } from "../../provider/talos";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Healthcheck, TalosUpgrade } from "../../sdk";
 import { inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
-import { countBoots, gateJob, leftoverRunners, setGate, testSim } from "../support/sim";
+import { countBoots, gateJob, gateRbac, leftoverRunners, setGate, testSim } from "../support/sim";
 
 interface Knobs {
   version: string;
@@ -25,6 +25,7 @@ function program(sim: SimCluster, knobs: Knobs) {
       clusterName: "sim",
       kubeconfig: pulumi.secret(sim.kubeconfig),
       talosconfig: pulumi.secret(sim.talosconfig),
+      manifests: [gateRbac()],
     });
     const gate = new Healthcheck("gate", { cluster, name: "gate", interval: knobs.interval ?? "5s", job: gateJob() });
     const upgrade = new TalosUpgrade("talos", {

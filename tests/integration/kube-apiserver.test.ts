@@ -30,12 +30,13 @@ describe("integration: real kube-apiserver harness", function () {
     assert.equal(job.metadata?.name, "hello");
     assert.equal(job.spec?.template.spec?.containers[0].image, "busybox");
 
-    // The API server enforces Job status rules: Complete without SuccessCriteriaMet is refused.
+    // The API server enforces Job status rules: Complete without SuccessCriteriaMet is refused. (A merge patch without
+    // resourceVersion: the real Job controller updates this Job's status concurrently.)
     await assert.rejects(
-      batch.replaceNamespacedJobStatus({
+      batch.patchNamespacedJobStatus({
         name: "hello", namespace: ns,
-        body: { ...job, status: { conditions: [{ type: "Complete", status: "True" }] } },
-      }),
+        body: { status: { conditions: [{ type: "Complete", status: "True" }] } },
+      }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch)),
       (err: unknown) => /SuccessCriteriaMet|completionTime|startTime/.test(String((err as { body?: string }).body ?? err)),
     );
   });

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
-import { packageRoot, toolsBin, toolPath } from "../../sim/tools";
+import { devToolPath, packageRoot, toolsBin } from "../../sim/tools";
 import { onSuiteEnd } from "./fixtures";
 
 export interface PulumiEnv {
@@ -15,7 +15,7 @@ export interface PulumiEnv {
 
 /** A fresh backend + PULUMI_HOME, removed at the end of the suite. */
 export async function pulumiEnv(): Promise<PulumiEnv> {
-  toolPath("pulumi");
+  devToolPath("pulumi");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-pulumi-"));
   fs.mkdirSync(path.join(dir, "state"));
   fs.mkdirSync(path.join(dir, "home"));

@@ -26,7 +26,31 @@ export async function setGate(sim: SimCluster, open: boolean, name = "talos-gate
   }
 }
 
-/** A gate check: fails with a stderr message until the ConfigMap says open. */
+/** The ServiceAccount gate checks run as. */
+export const GATE_SA = "talos-gate-gate";
+
+/**
+ * The gate check's RBAC as a Cluster's supporting manifest (what a user ships with the check): its ServiceAccount,
+ * a Role that may get the gate ConfigMap, and the binding.
+ */
+export function gateRbac(name = "talos-gate-demo", namespace = "default") {
+  const meta = { name: GATE_SA, namespace };
+  return {
+    name: "gate-rbac",
+    mode: "full" as const,
+    inline: [
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: meta },
+      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules: [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [name], verbs: ["get"] }] },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: meta,
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: GATE_SA },
+        subjects: [{ kind: "ServiceAccount", ...meta }],
+      },
+    ],
+  };
+}
+
+/** A gate check: fails with a stderr message until the ConfigMap says open. Runs as GATE_SA (see gateRbac). */
 export function gateJob(name = "talos-gate-demo", namespace = "default"): string {
   return `apiVersion: batch/v1
 kind: Job
@@ -35,6 +59,7 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      serviceAccountName: ${GATE_SA}
       containers:
         - name: check
           image: bitnami/kubectl

@@ -1,5 +1,9 @@
-// Shared bits of the Kubernetes port's integration tests: a port on the shared control plane, composed runner Jobs.
+// Shared bits of the Kubernetes port's integration tests: a port on the shared control plane, composed runner Jobs
+// (their command runs as a local process on the kubelet emulator), and a file gate such a command can wait on.
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createKubeApi, KubeClient } from "../../../provider/kube";
 import type { HealthcheckJob } from "../../../provider/rollout/ports";
@@ -23,11 +27,14 @@ export async function harness(): Promise<Harness> {
   return { kube, kc, batch: kc.makeApiClient(k8s.BatchV1Api), core: kc.makeApiClient(k8s.CoreV1Api), logs };
 }
 
-/** A composed runner Job as provider/template would build it (name, labels, hash annotation, fallback policy). */
-export function healthcheck(namespace: string, name: string, manifestText = `check ${name}`): HealthcheckJob {
+/**
+ * A composed runner Job as provider/template would build it (name, labels, hash annotation, fallback policy) whose
+ * container runs `script` with `sh -c`; the config hash follows the script.
+ */
+export function healthcheck(namespace: string, name: string, script = "exit 0"): HealthcheckJob {
   const id = `cluster-test-${name}`;
   const jobName = `talos-gate-${id}`;
-  const configHash = createHash("sha256").update(manifestText).digest("hex");
+  const configHash = createHash("sha256").update(script).digest("hex");
   return {
     id,
     jobName,
@@ -50,7 +57,7 @@ export function healthcheck(namespace: string, name: string, manifestText = `che
           spec: {
             restartPolicy: "Never",
             containers: [{
-              name: "check", image: "busybox", command: ["sh", "-c", manifestText.replace(/[^a-z ]/gi, "")],
+              name: "check", image: "busybox", command: ["sh", "-c", script],
               terminationMessagePolicy: "FallbackToLogsOnError",
             }],
           },
@@ -62,7 +69,23 @@ export function healthcheck(namespace: string, name: string, manifestText = `che
 
 export const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Resolves with the promise's value, or "pending" if it has not settled within `ms`. */
-export async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T | "pending"> {
-  return Promise.race([p, delay(ms).then(() => "pending" as const)]);
+/**
+ * A gate a check's process waits on: `script` blocks until `open()` creates the file, then exits 0 (the kubelet
+ * emulator runs the process on this machine, so it sees the file). `close()` makes later processes wait again.
+ */
+export function fileGate(): { script: string; open(): void; close(): void } {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gate-")), "open");
+  return {
+    script: `while [ ! -e ${file} ]; do sleep 0.05; done; echo passed`,
+    open: () => fs.writeFileSync(file, ""),
+    close: () => fs.rmSync(file, { force: true }),
+  };
+}
+
+/** Tracks whether a promise has settled yet (read after observing the cluster, never after a sleep). */
+export function tracked<T>(p: Promise<T>): { promise: Promise<T>; settled(): boolean } {
+  let done = false;
+  const promise = p.finally(() => (done = true));
+  promise.catch(() => undefined);
+  return { promise, settled: () => done };
 }

@@ -73,4 +73,32 @@ describe("integration: kube port — rollout lease", function () {
     const after = await coord.readNamespacedLease({ name: lease.metadata!.name!, namespace: "kube-system" });
     assert.equal(after.spec?.holderIdentity, "intruder");
   });
+
+  it("a stop request reaches the holder at once, names who asked, and is cleared for the next holder", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    assert.equal(await h.kube.requestStop(cluster, "alice@laptop"), undefined, "nothing runs: nothing is asked");
+    assert.equal(await h.kube.runningRollout(cluster), undefined);
+    const a = await h.kube.acquireLease({ cluster, holder: "pipeline-a", durationSeconds: 30 });
+    assert.equal((await h.kube.runningRollout(cluster))?.holder, "pipeline-a");
+    assert.equal(a.stopRequested?.aborted, false);
+    const asked = await h.kube.requestStop(cluster, "alice@laptop");
+    assert.equal(asked?.holder, "pipeline-a");
+    // Seen by the watch, long before the next renewal (every 10 s for a 30 s lease).
+    const reason = await Promise.race([
+      new Promise<string>((resolve) => a.stopRequested!.addEventListener("abort", () => resolve((a.stopRequested!.reason as Error).message))),
+      delay(8000).then(() => "not seen"),
+    ]);
+    assert.match(reason, /^stop requested by alice@laptop at \d{4}-\d\d-\d\dT\S+ \(talos-gate stop\)$/);
+    assert.equal(a.lost.aborted, false, "a stop request is not a lost lease");
+    await a.release();
+    // The same holder (a resumed `pulumi up` of the same stack) takes the lease again: the old request is gone.
+    const b = await h.kube.acquireLease({ cluster, holder: "pipeline-a", durationSeconds: 30 });
+    const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
+    const lease = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    assert.equal(lease.metadata?.annotations?.["talos-gate.dev/stop-requested-by"], undefined);
+    await delay(1000);
+    assert.equal(b.stopRequested?.aborted, false, "the old request does not stop the next run");
+    await b.release();
+  });
 });

@@ -1,10 +1,9 @@
-// Cluster reads, cordon/uncordon and a PDB-aware drain against a real kube-apiserver. No kubelet runs, so the test
-// plays it: it finishes the graceful deletion of evicted pods (delete with grace 0), as a kubelet does once the
-// containers stopped. No disruption controller runs either: the test writes the PDB status itself.
+// Cluster reads, cordon/uncordon and a PDB-aware drain against the real control plane (its disruption controller
+// computes the PDB status). The Nodes here are the test's own, with no kubelet emulator behind them, so the test plays
+// the kubelet's part of a graceful deletion: it removes evicted pods (delete with grace 0) once they are marked.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { freshNamespace, testControlPlane } from "../../support/kube";
-import { wholeSecond } from "../../support/jobstatus";
+import { eventually, freshNamespace, testControlPlane, wholeSecond } from "../../support/kube";
 import { harness, Harness } from "./helpers";
 
 let nodeCounter = 0;
@@ -32,13 +31,13 @@ async function createNode(h: Harness, opts: { controlPlane?: boolean; ready?: bo
   return name;
 }
 
-async function runningPod(h: Harness, ns: string, name: string, node: string, extra: { labels?: Record<string, string>; owner?: string; annotations?: Record<string, string> } = {}) {
+async function runningPod(h: Harness, ns: string, name: string, node: string, extra: { labels?: Record<string, string>; owner?: { kind: string; name: string; uid: string }; annotations?: Record<string, string> } = {}) {
   await h.core.createNamespacedPod({
     namespace: ns,
     body: {
       metadata: {
         name, labels: extra.labels, annotations: extra.annotations,
-        ownerReferences: extra.owner ? [{ apiVersion: "apps/v1", kind: extra.owner, name: "owner", uid: "0b7d6a3e-0000-4000-8000-000000000001", controller: true }] : undefined,
+        ownerReferences: extra.owner ? [{ apiVersion: "apps/v1", ...extra.owner, controller: true }] : undefined,
       },
       spec: { nodeName: node, containers: [{ name: "c", image: "busybox" }] },
     },
@@ -84,7 +83,7 @@ describe("integration: kube port — nodes and drain", function () {
     const cp1 = await createNode(h, { controlPlane: true, osImage: "Talos (v1.13.2)", ip: "10.5.0.10" });
     const w1 = await createNode(h, { ready: false, osImage: "Ubuntu 24.04", ip: "10.5.0.20" });
     const w2 = await createNode(h, { set: "gpu", ip: "10.5.0.21" });
-    await h.kube.cordon(w2);
+    assert.equal(await h.kube.cordon(w2, "pulumi:p/s/talos"), true);
     const machines = await h.kube.listMachines();
     const byName = new Map(machines.map((m) => [m.name, m]));
     assert.deepEqual(byName.get(cp1), {
@@ -92,10 +91,30 @@ describe("integration: kube port — nodes and drain", function () {
     });
     assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, machineSet: "workers" });
     assert.deepEqual(byName.get(w2), {
-      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, talosVersion: "v1.12.4", machineSet: "gpu",
+      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, cordonedBy: "pulumi:p/s/talos", talosVersion: "v1.12.4", machineSet: "gpu",
     });
-    await h.kube.uncordon(w2);
-    assert.notEqual((await h.core.readNode({ name: w2 })).spec?.unschedulable, true, "uncordoned");
+    assert.equal(await h.kube.uncordon(w2, "pulumi:p/s/talos"), true);
+    const node = await h.core.readNode({ name: w2 });
+    assert.notEqual(node.spec?.unschedulable, true, "uncordoned");
+    assert.equal(node.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined, "the mark is gone with the cordon");
+  });
+
+  it("cordons are owned: an administrator's cordon is never claimed nor lifted, another owner's is left alone", async () => {
+    const h = await harness();
+    const admin = await createNode(h, {});
+    await h.core.patchNode({ name: admin, body: [{ op: "add", path: "/spec/unschedulable", value: true }] }); // kubectl cordon
+    assert.equal(await h.kube.cordon(admin, "pulumi:p/s/talos"), false, "already cordoned: not claimed");
+    assert.equal(await h.kube.uncordon(admin, "pulumi:p/s/talos"), false, "not ours: not lifted");
+    const a = await h.core.readNode({ name: admin });
+    assert.equal(a.spec?.unschedulable, true, "the administrator's cordon stays");
+    assert.equal(a.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined);
+    assert.equal((await h.kube.readMachine!(admin))?.cordonedBy, undefined);
+
+    const other = await createNode(h, {});
+    assert.equal(await h.kube.cordon(other, "pulumi:p/other-stack/talos"), true);
+    assert.equal(await h.kube.uncordon(other, "pulumi:p/s/talos"), false, "another owner's cordon is left alone");
+    assert.equal((await h.core.readNode({ name: other })).spec?.unschedulable, true);
+    assert.equal(await h.kube.uncordon(other, "pulumi:p/other-stack/talos"), true);
   });
 
   it("drain evicts pods, skips DaemonSet and mirror pods, and names the PodDisruptionBudget that blocks it", async () => {
@@ -104,19 +123,28 @@ describe("integration: kube port — nodes and drain", function () {
     const node = await createNode(h, {});
     await runningPod(h, ns, "web-0", node, { labels: { app: "web" } });
     await runningPod(h, ns, "db-0", node, { labels: { app: "db" } });
-    await runningPod(h, ns, "agent-x", node, { owner: "DaemonSet" });
+    // A real owner (the garbage collector deletes pods whose owner does not exist) for this node only. The real
+    // DaemonSet controller keeps agent-x: the node's not-ready taint (no node lifecycle controller removes it) stops
+    // new daemon pods but not running ones, and OnDelete never replaces it.
+    const ds = await h.kc.makeApiClient(k8s.AppsV1Api).createNamespacedDaemonSet({ namespace: ns, body: {
+      metadata: { name: "agent" },
+      spec: {
+        selector: { matchLabels: { app: "agent" } },
+        updateStrategy: { type: "OnDelete" },
+        template: { metadata: { labels: { app: "agent" } }, spec: { nodeSelector: { "kubernetes.io/hostname": node }, containers: [{ name: "c", image: "busybox" }] } },
+      },
+    } });
+    await runningPod(h, ns, "agent-x", node, { labels: { app: "agent" }, owner: { kind: "DaemonSet", name: "agent", uid: ds.metadata!.uid! } });
     await runningPod(h, ns, "static-x", node, { annotations: { "kubernetes.io/config.mirror": "abc" } });
     const policy = h.kc.makeApiClient(k8s.PolicyV1Api);
     await policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: { metadata: { name: "db-pdb" }, spec: { minAvailable: 1, selector: { matchLabels: { app: "db" } } } } });
-    const setPdb = async (allowed: number) => {
+    await eventually("the disruption controller to allow no disruption of db-0", async () => {
       const pdb = await policy.readNamespacedPodDisruptionBudget({ name: "db-pdb", namespace: ns });
-      pdb.status = { observedGeneration: pdb.metadata!.generation, disruptionsAllowed: allowed, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 };
-      await policy.replaceNamespacedPodDisruptionBudgetStatus({ name: "db-pdb", namespace: ns, body: pdb });
-    };
-    await setPdb(0);
+      return pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.currentHealthy === 1 && pdb.status.disruptionsAllowed === 0;
+    });
     const stopKubelet = fakeKubelet(h, node);
     try {
-      await assert.rejects(h.kube.drain(node, { timeoutMs: 3000 }), (err: Error) => {
+      await assert.rejects(h.kube.drain(node, { timeoutMs: 3000, owner: "test" }), (err: Error) => {
         assert.match(err.message, new RegExp(`drain of node ${node} did not finish within 3s`));
         assert.match(err.message, new RegExp(`${ns}/db-0 \\(blocked by PodDisruptionBudget ${ns}/db-pdb`));
         assert.match(err.message, new RegExp(`PodDisruptionBudget ${ns}/db-pdb — scale up`));
@@ -127,10 +155,12 @@ describe("integration: kube port — nodes and drain", function () {
       const left = async () => (await h.core.listNamespacedPod({ namespace: ns })).items.map((p) => p.metadata?.name).sort();
       assert.deepEqual(await left(), ["agent-x", "db-0", "static-x"], "web-0 was evicted");
 
-      await setPdb(1); // the budget allows one disruption now
-      await h.kube.drain(node, { timeoutMs: 10000 });
+      // The budget allows one disruption once the disruption controller has seen the new spec.
+      await policy.patchNamespacedPodDisruptionBudget({ name: "db-pdb", namespace: ns, body: { spec: { minAvailable: 0 } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+      await h.kube.drain(node, { timeoutMs: 10000, owner: "test" });
       assert.deepEqual(await left(), ["agent-x", "static-x"]);
-      await h.kube.uncordon(node);
+      await h.kube.uncordon(node, "test");
       assert.notEqual((await h.core.readNode({ name: node })).spec?.unschedulable, true, "uncordoned");
     } finally {
       stopKubelet();

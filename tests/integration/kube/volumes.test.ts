@@ -6,7 +6,12 @@ import { KubeClients } from "../../../provider/kube/client";
 import { waitForVolumeDetach } from "../../../provider/kube/volumes";
 import { onSuiteEnd } from "../../support/fixtures";
 import { kubeConfigOf, testControlPlane } from "../../support/kube";
-import { delay, settledWithin } from "./helpers";
+import { delay } from "./helpers";
+
+/** Resolves with the promise's value, or "pending" if it has not settled within `ms`. */
+async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T | "pending"> {
+  return Promise.race([p, delay(ms).then(() => "pending" as const)]);
+}
 
 let counter = 0;
 

@@ -12,7 +12,7 @@ import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
 import { onSuiteEnd } from "../../support/fixtures";
 import {
-  adapters, clients, configMapGateCheck, delay, FROM, recordBoots, RUNNER_SELECTOR, runOptions, setGate, sim, TARGET,
+  adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, RUNNER_SELECTOR, runOptions, setGate, sim, TARGET,
   until, versions, waitNoRunners,
 } from "./helpers";
 
@@ -35,6 +35,7 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
     ({ kube, talos } = adapters(s));
     boots = recordBoots(s);
     await setGate(clients(s).core, GATE_CM, false);
+    await grantGateRead(kube, CLUSTER, [GATE_CM]);
     // Every runner Job the API server creates, seen by an independent watch.
     const kc = new k8s.KubeConfig();
     kc.loadFromString(s.kubeconfig);
@@ -72,7 +73,6 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
     assert.equal(last!.status, "updating machines 1/4");
     assert.equal(last!.currentUpgradeVersion, TARGET);
     await until("the mirrored status to show the hold", async () => ((await kube.readStatus(CLUSTER)) as UpgradeStatus | undefined)?.step === heldStep, 30000);
-    await delay(2500); // several retries at the 1 s interval
     await until("the failing check to be retried", () => (last?.healthchecks[0].attempts ?? 0) >= 2, 30000);
     // The retry alternates RUNNING and FAILED; between retries the check reads FAILED and the step keeps its stderr.
     await until("the retried check to read FAILED again", () => last?.healthchecks[0].state === "FAILED", 30000);
@@ -91,7 +91,9 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
     assert.equal(last!.status, `updating machines ${doneMid.length + 1}/4`);
     const downsMid = boots.downs.length;
     assert.equal(downsMid, doneMid.length);
-    await delay(2500);
+    // Two more evaluations find the gate closed; none of them lets a node go down.
+    const attemptsMid = last!.healthchecks[0].attempts;
+    await until("two more held evaluations", () => last!.healthchecks[0].attempts >= attemptsMid + 2 && last!.healthchecks[0].state === "FAILED", 60000);
     assert.equal(boots.downs.length, downsMid, "no further node goes down while the gate is closed again");
     assert.ok(last!.machines.every((m) => m.state === "done" || m.state === "pending"), "nothing in flight while held");
 
@@ -168,8 +170,16 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
     }));
     assert.equal(again.phase, "Done");
     assert.equal(again.lastUpgradeVersion, TARGET);
-    await delay(300);
-    assert.equal(jobsCreated.length, jobsBefore);
+    // A sentinel runner-labelled Job created now: the watch delivers events in order, so once it sees the sentinel it
+    // has seen every runner Job the run could have created.
+    const { batch } = clients(s);
+    await batch.createNamespacedJob({ namespace: "default", body: {
+      metadata: { name: "sentinel", labels: { "app.kubernetes.io/name": "talos-gate-healthcheck" } },
+      spec: { suspend: true, template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox", command: ["true"] }] } } },
+    } });
+    await until("the watch to see the sentinel", () => jobsCreated.some((j) => j.name === "sentinel"), 30000);
+    await batch.deleteNamespacedJob({ name: "sentinel", namespace: "default", propagationPolicy: "Background" });
+    assert.deepEqual(jobsCreated.slice(jobsBefore).map((j) => j.name), ["sentinel"], "the converged run created no runner Job");
     assert.equal(boots.downs.length, downsBefore);
   });
 });

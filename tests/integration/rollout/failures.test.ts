@@ -9,8 +9,8 @@ import type { UpgradeStatus } from "../../../provider/rollout/status";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
 import {
-  adapters, clients, configMapGateCheck, delay, FROM, recordBoots, runOptions, setGate, shellCheck, sim, TARGET, until, versions,
-  waitNoRunners,
+  adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, shellCheck, sim, TARGET, until,
+  versions, waitNoRunners,
 } from "./helpers";
 
 const CLUSTER = "bounded";
@@ -37,6 +37,7 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     s = await sim({ controlPlanes: 1, workers: 2 });
     ({ kube, talos } = adapters(s));
     boots = recordBoots(s);
+    await grantGateRead(kube, CLUSTER, ["restart-gate", "stop-gate"]);
   });
 
   after(async () => {
@@ -45,10 +46,13 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
 
   it("holdTimeout: a check failing longer than holdTimeout ends the run (phase Failed, reason) and touches no node", async () => {
     const started = Date.now();
-    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [failing()], holdTimeoutMs: 3000 })));
+    // The check's retry interval (60 s) outlasts holdTimeout, so the hold ends while it waits to retry, with the failure
+    // as the check's latest word (the real Job controller needs a second or more to fail a check; an attempt still
+    // running at the deadline would read "waiting to complete", see the never-finishing test below).
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [{ ...failing(), intervalMs: 60_000 }], holdTimeoutMs: 8000 })));
     assert.ok(Date.now() - started < 30000);
     assert.equal(err.status.phase, "Failed");
-    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 3s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 8s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
     assert.ok(err.message.startsWith(err.status.error.replace(/\.\.\.$/, "")), "status.error is the single-line, truncated reason");
     assert.deepEqual(boots.downs, []);
     assert.ok(Object.values(versions(s)).every((v) => v === FROM));
@@ -56,6 +60,59 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.equal(mirrored.phase, "Failed");
     assert.equal(mirrored.error, err.status.error);
     assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("holdTimeout cutting a retry short still ends with the check's last failure text, not \"waiting to complete\"", async () => {
+    // Retried every second: a retry is running (the real Job controller takes a second or more) when the deadline hits.
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [{ ...failing(), intervalMs: 1000 }], holdTimeoutMs: 6000 })));
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 6s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
+    assert.ok(err.status.healthchecks[0].attempts >= 2, "it was retried");
+    assert.deepEqual(boots.downs, []);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("RBAC: a check without the permissions it needs holds with the API server's Forbidden message, as on a real cluster", async () => {
+    // The check's process gets its pod's service-account token (default/default, no RoleBinding), never admin rights.
+    // Retry interval beyond holdTimeout: the hold ends with the failed attempt's text (as in the holdTimeout test).
+    const nodes = shellCheck(CLUSTER, "nodes", "kubectl get nodes -o name", 60_000);
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [nodes], holdTimeoutMs: 8000 })));
+    assert.match(err.message, new RegExp('^healthchecks held the upgrade longer than holdTimeout 8s before wave 1/3: "cluster-bounded-nodes": ' +
+      'Error from server \\(Forbidden\\): nodes is forbidden: User "system:serviceaccount:default:default" cannot list resource "nodes" ' +
+      'in API group "" at the cluster scope'));
+    assert.deepEqual(boots.downs, []);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+  });
+
+  it("holdTimeout also ends a check that never finishes: it holds as \"waiting to complete\", its Job is deleted, the lease released", async () => {
+    // Before the fix the run waited on the Job for ever: holdTimeout was only checked after every check returned.
+    const never = shellCheck(CLUSTER, "slow", "sleep 100000");
+    const started = Date.now();
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [never], holdTimeoutMs: 3000 })));
+    assert.ok(Date.now() - started < 60000, "ended by holdTimeout, not left waiting on the Job");
+    assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 3s before wave 1\/3: "cluster-bounded-slow": waiting to complete; /);
+    assert.equal(err.status.healthchecks.find((h) => h.id === "cluster-bounded-slow")?.state, "RUNNING");
+    assert.deepEqual(boots.downs, []);
+    assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] }, "the cut-short check's Job and pod are gone");
+    assert.equal(await kube.runningRollout(CLUSTER), undefined, "the lease is released");
+  });
+
+  it("a stop request through the cluster (talos-gate stop) ends a held run before its first node, naming who asked", async () => {
+    await setGate(clients(s).core, "stop-gate", false);
+    const run = runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [configMapGateCheck(CLUSTER, "stop-gate")] }));
+    await until("the gate to hold", async () => ((await kube.readStatus(CLUSTER)) as UpgradeStatus | undefined)?.gate === "held");
+    assert.equal((await kube.requestStop(CLUSTER, "oncall@laptop"))?.holder, `test:${CLUSTER}@${process.pid}`);
+    const err = await rejection(run);
+    assert.match(err.message, /^upgrade cancelled before node cp-1 \(0\/3 machines on the target\): stop requested by oncall@laptop at \S+ \(talos-gate stop\); run `pulumi up` again/);
+    assert.deepEqual(boots.downs, []);
+    assert.equal(await kube.runningRollout(CLUSTER), undefined);
+  });
+
+  it("a cancel carries its reason into the status (what stopped the run)", async () => {
+    const ctl = new AbortController();
+    ctl.abort(new Error("the Pulumi engine cancelled the update (Ctrl-C or SIGTERM to the pulumi CLI)"));
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { signal: ctl.signal })));
+    assert.match(err.message, /^upgrade cancelled before node cp-1 \(0\/3 machines on the target\): the Pulumi engine cancelled the update/);
+    assert.deepEqual(boots.downs, []);
   });
 
   it("lease: a second run of the same cluster is refused at once, naming the holder; the first is unaffected", async () => {
@@ -103,7 +160,7 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.match(err.message, /run `pulumi up` again to resume from the first node not on the target$/, "the whole reason, not the truncated status.error");
     assert.equal(err.status.machines.find((m) => m.name === "cp-1")!.state, "failed");
     assert.deepEqual(err.status.machines.filter((m) => m.name !== "cp-1").map((m) => m.state), ["pending", "pending"]);
-    await delay(1500);
+    // The run has ended: whatever it touched is recorded (the Talos sim emits "down" synchronously).
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1"]);
     assert.equal(versions(s)["w-1"], FROM);
     assert.equal(versions(s)["w-2"], FROM);
@@ -146,7 +203,6 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
       assert.equal(err.status.phase, "Failed");
       assert.match(err.message, /^upgrade of node cp-1 failed: .*v1\.12\.4.*v1\.13\.2/);
       assert.equal(err.status.machines.find((m) => m.name === "cp-1")!.state, "failed");
-      await delay(1500);
       assert.deepEqual(boots.downs.slice(downsBefore).map((d) => d.node), ["cp-1"], "no further node touched");
       assert.deepEqual(versions(s), { "cp-1": FROM, "w-1": FROM, "w-2": FROM });
     } finally {
@@ -163,10 +219,13 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     }));
     run.catch(() => undefined);
     await until("the gate to hold", () => last?.gate === "held");
+    const gate = () => last?.healthchecks?.find((h) => h.id === "cluster-bounded-gate");
+    const before = gate()?.attempts ?? 0;
     await s.controlPlane.restartApiServer(1500);
-    await delay(2000);
+    // The run outlives the restart: the gate is evaluated again (a new attempt that failed) and still holds.
+    await until("a failed check attempt after the restart", () => (gate()?.attempts ?? 0) >= before + 2 && gate()?.state === "FAILED", 60000);
     assert.equal(last!.phase, "Upgrading", `still running after the restart: ${last!.error}`);
-    assert.match(last!.step, /^waiting for healthchecks to pass: "cluster-bounded-gate": /);
+    assert.match(last!.step, /^waiting for healthchecks to pass: "cluster-bounded-gate": gate closed: restart-gate\.open=false/);
     await setGate(clients(s).core, "restart-gate", true);
     const done = await run;
     assert.equal(done.phase, "Done");

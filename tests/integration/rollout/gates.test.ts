@@ -11,6 +11,7 @@ import type { ConditionGate } from "../../../provider/rollout/conditions";
 import { RolloutError, runRollout, systemClock, type Clock } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import { parseMaintenanceWindows } from "../../../provider/schedule";
+import type { KubeClient } from "../../../provider/kube";
 import { validateNodeHook, type NodeHook } from "../../../provider/template/hooks";
 import { adapters, clients, delay, recordBoots, runOptions, sim, TARGET, until, versions } from "./helpers";
 
@@ -20,14 +21,33 @@ function condition(cluster: string, name: string, input: Record<string, unknown>
   return { id: `cluster-${cluster}-${name}`, compiled: r.compiled! };
 }
 
+const HOOK_SA = "hook-writer";
+
+/** A hook Job running `script` as ServiceAccount default/hook-writer (see grantHookWrite). */
 function hook(cluster: string, name: string, script: string): NodeHook {
   const job = {
     apiVersion: "batch/v1", kind: "Job", metadata: { namespace: "default" },
-    spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", containers: [{ name: "hook", image: "bitnami/kubectl", command: ["sh", "-c", script] }] } } },
+    spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", serviceAccountName: HOOK_SA, containers: [{ name: "hook", image: "bitnami/kubectl", command: ["sh", "-c", script] }] } } },
   };
   const r = validateNodeHook({ name, job, timeout: "60s" }, { cluster }, "hooks");
   assert.deepEqual(r.failures, []);
   return r.hook!;
+}
+
+/** The hooks' RBAC as a user ships it: a ServiceAccount that may create ConfigMaps in default. */
+async function grantHookWrite(kube: KubeClient, cluster: string): Promise<void> {
+  const meta = { name: HOOK_SA, namespace: "default" };
+  await kube.applyManifests([{
+    name: "hook-rbac",
+    content: [
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: meta },
+      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] }] },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: meta,
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: HOOK_SA }, subjects: [{ kind: "ServiceAccount", ...meta }],
+      },
+    ],
+  }], { cluster });
 }
 
 async function setHealth(core: k8s.CoreV1Api, health: string): Promise<void> {
@@ -152,6 +172,7 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
         '--from-literal=role="$TALOS_GATE_NODE_ROLE" --from-literal=cluster="$TALOS_GATE_CLUSTER"',
     ].join("\n");
     const lines: string[] = [];
+    await grantHookWrite(kube, cluster);
     try {
       const done = await runRollout(kube, talos, runOptions(cluster, {
         hooks: { beforeNode: hook(cluster, "noout-set", record), afterNode: hook(cluster, "noout-unset", record) },

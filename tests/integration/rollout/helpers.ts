@@ -47,14 +47,20 @@ export function adapters(s: SimCluster): { kube: KubeClient; talos: TalosApiImpl
  * with `sh -c`. Omni's minimum interval is 5 s; the tests shorten the retry interval of the composed Job to
  * `intervalMs` afterwards so a held gate re-checks quickly.
  */
-export function shellCheck(cluster: string, name: string, script: string, intervalMs = 1000): HealthcheckJob {
+export function shellCheck(cluster: string, name: string, script: string, intervalMs = 1000, serviceAccountName?: string): HealthcheckJob {
   const job = YAML.stringify({
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: { namespace: "default" },
     spec: {
       backoffLimit: 0,
-      template: { spec: { restartPolicy: "Never", containers: [{ name: "check", image: "bitnami/kubectl", command: ["sh", "-c", script] }] } },
+      template: {
+        spec: {
+          restartPolicy: "Never",
+          ...(serviceAccountName ? { serviceAccountName } : {}),
+          containers: [{ name: "check", image: "bitnami/kubectl", command: ["sh", "-c", script] }],
+        },
+      },
     },
   });
   const v = validateHealthcheck({ name, job, interval: "5s" }, { cluster });
@@ -62,13 +68,40 @@ export function shellCheck(cluster: string, name: string, script: string, interv
   return { ...composeHealthcheck(v.healthcheck, cluster), intervalMs };
 }
 
-/** A check that passes while ConfigMap default/<cm> has data.open == "true", else fails with a message on stderr. */
+/** The ServiceAccount the gate checks run as. */
+export const GATE_READER = "gate-reader";
+
+/**
+ * A check that passes while ConfigMap default/<cm> has data.open == "true", else fails with a message on stderr. It
+ * runs as ServiceAccount default/gate-reader, which may only read that ConfigMap once `grantGateRead` applied its RBAC.
+ */
 export function configMapGateCheck(cluster: string, cm: string, intervalMs = 1000): HealthcheckJob {
   return shellCheck(cluster, "gate", [
     `state=$(kubectl get configmap ${cm} -n default -o jsonpath='{.data.open}')`,
     `if [ "$state" != "true" ]; then echo "gate closed: ${cm}.open=\${state:-unset}, holding upgrade" >&2; exit 1; fi`,
     "echo gate open",
-  ].join("\n"), intervalMs);
+  ].join("\n"), intervalMs, GATE_READER);
+}
+
+/**
+ * The gate check's RBAC as a user ships it (a Cluster's supporting manifests): ServiceAccount default/gate-reader, a
+ * Role that may get the gate ConfigMaps, and its RoleBinding. Applied through the port's `applyManifests`.
+ */
+export async function grantGateRead(kube: KubeClient, cluster: string, configMaps: readonly string[]): Promise<void> {
+  const meta = { name: GATE_READER, namespace: "default" };
+  await kube.applyManifests([{
+    name: "gate-rbac",
+    mode: "full",
+    content: [
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: meta },
+      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules: [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [...configMaps], verbs: ["get"] }] },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: meta,
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: GATE_READER },
+        subjects: [{ kind: "ServiceAccount", ...meta }],
+      },
+    ],
+  }], { cluster });
 }
 
 export function clients(s: SimCluster): { core: k8s.CoreV1Api; batch: k8s.BatchV1Api } {

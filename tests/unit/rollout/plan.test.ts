@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { describePlan, detectMode, planRollout, PlanError, type PlanMachine, type Plan } from "../../../provider/rollout/plan";
+import { convergedVersion, describePlan, detectMode, planRollout, PlanError, type PlanMachine, type Plan } from "../../../provider/rollout/plan";
 
 const OLD = "v1.12.3";
 const NEW = "v1.13.2";
@@ -185,6 +185,15 @@ describe("rollout/plan", () => {
       assert.equal(p.waitingForReady, false);
     });
 
+    it("knows the version a uniform cluster converged to (recorded by a first run, so setting it back is a revert)", () => {
+      assert.equal(convergedVersion([m("cp-1"), m("w-1")]), OLD);
+      assert.equal(convergedVersion([m("cp-1"), m("w-1", { talosVersion: NEW })]), undefined, "mixed");
+      assert.equal(convergedVersion([m("cp-1"), m("w-1", { talosVersion: undefined })]), undefined, "unknown");
+      assert.equal(convergedVersion([]), undefined);
+      const failedFirstRun = [m("cp-1", { talosVersion: NEW }), m("w-1")];
+      assert.equal(detectMode(failedFirstRun, OLD, convergedVersion([m("cp-1"), m("w-1")])), "reverting");
+    });
+
     it("reduces the quota by not-ready machines (cluster-wide)", () => {
       const p = planRollout({
         machines: [m("w-1"), m("w-2"), m("w-3"), m("w-4"), m("w-5", { ready: false, talosVersion: NEW })],
@@ -198,7 +207,7 @@ describe("rollout/plan", () => {
       assert.equal(p.waitingForReady, false);
     });
 
-    it("waits for the cluster to be ready when the quota drops to zero or below", () => {
+    it("goes one machine per wave when the quota drops to zero or below, not-ready machines last (never waits)", () => {
       const p = planRollout({
         machines: [m("cp-1", { ready: false }), m("w-1"), m("w-2", { ready: false }), m("w-3")],
         targetVersion: NEW,
@@ -207,8 +216,9 @@ describe("rollout/plan", () => {
       assert.deepEqual(p.notReady, ["cp-1", "w-2"]);
       assert.deepEqual(p.groups.map((g) => [g.role, g.quota, g.batchSize]), [["controlplane", -1, 1], ["worker", 0, 1]]);
       assert.equal(p.waitingForReady, true);
-      assert.deepEqual(waveNames(p), [["cp-1"], ["w-1"], ["w-2"], ["w-3"]]);
+      assert.deepEqual(waveNames(p), [["cp-1"], ["w-1"], ["w-3"], ["w-2"]]);
       assert.equal(p.waves[0].machines[0].ready, false);
+      assert.deepEqual(p.notReadyPending, ["cp-1", "w-2"]);
     });
 
     it("ignores not-ready machines and never gates when reverting", () => {
@@ -222,7 +232,7 @@ describe("rollout/plan", () => {
       assert.equal(p.mode, "reverting");
       assert.equal(p.waitingForReady, false);
       assert.deepEqual(p.groups.map((g) => g.quota), [2]);
-      assert.deepEqual(waveNames(p), [["w-1", "w-2"], ["w-3"]]);
+      assert.deepEqual(waveNames(p), [["w-2", "w-3"], ["w-1"]], "full waves; the not-ready machine still goes last");
       assert.ok(p.waves.every((w) => w.gatedBy.length === 0));
       assert.deepEqual(p.skipped.map((s) => s.name), ["cp-1"]);
     });
@@ -301,7 +311,7 @@ describe("rollout/plan", () => {
       ]);
     });
 
-    it("describes a revert, a wait for readiness and a no-op", () => {
+    it("describes a revert, not-ready machines, set-aside machines and a no-op", () => {
       const r = planRollout({
         machines: [m("cp-1", { talosVersion: NEW }), m("w-1", { ready: false })],
         targetVersion: OLD,
@@ -316,8 +326,11 @@ describe("rollout/plan", () => {
       const w = planRollout({ machines: [m("cp-1"), m("w-1", { ready: false })], targetVersion: NEW });
       assert.deepEqual(describePlan(w).slice(0, 2), [
         "upgrade 2 of 2 machines to v1.13.2 in 2 waves",
-        "waiting for the cluster to be ready: not ready: w-1",
+        "not ready: w-1 (w-1 upgraded last, set aside if still not ready); fewer machines per wave while they are not ready",
       ]);
+      const aside = planRollout({ machines: [m("cp-1"), m("w-1", { ready: false })], targetVersion: NEW, setAside: ["w-1"] });
+      assert.deepEqual(waveNames(aside), [["cp-1"]]);
+      assert.ok(describePlan(aside).includes("set aside (not ready when their turn came): w-1"));
       const d = planRollout({ machines: [m("cp-1", { talosVersion: NEW })], targetVersion: NEW });
       assert.deepEqual(describePlan(d), ["nothing to do: 1 machine already on v1.13.2", "skip cp-1 (controlplane): already on v1.13.2"]);
     });

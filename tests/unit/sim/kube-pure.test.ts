@@ -1,11 +1,11 @@
-// Pure pieces of the kube sim: termination-message tail, $(VAR) expansion, label selectors, taint tolerations.
+// Pure pieces of the kubelet emulator: termination-message tail, $(VAR) expansion, image references and which images
+// cannot be pulled.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { expand } from "../../../sim/kube/containerenv";
-import { selectorMatches } from "../../../sim/kube/disruption";
-import { tolerates } from "../../../sim/kube/scheduler";
+import { normalizeImage, pullBackoffMs, pullFailure } from "../../../sim/kube/images";
 import { logTail, terminationMessage } from "../../../sim/kube/termination";
 
 describe("unit: kube sim helpers", () => {
@@ -42,16 +42,18 @@ describe("unit: kube sim helpers", () => {
     assert.equal(expand("$(A", env), "$(A");
   });
 
-  it("matches label selectors and tolerations", () => {
-    assert.equal(selectorMatches({ matchLabels: { app: "a" } }, { app: "a", x: "y" }), true);
-    assert.equal(selectorMatches({ matchExpressions: [{ key: "tier", operator: "In", values: ["db"] }] }, { tier: "web" }), false);
-    assert.equal(selectorMatches({ matchExpressions: [{ key: "tier", operator: "DoesNotExist" }] }, {}), true);
-    assert.equal(selectorMatches(undefined, { app: "a" }), false);
-    assert.equal(selectorMatches({}, { app: "a" }), true);
-    const taint = { key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" };
-    assert.equal(tolerates([{ operator: "Exists" }], taint), true);
-    assert.equal(tolerates([{ key: taint.key, operator: "Exists", effect: "NoSchedule" }], taint), true);
-    assert.equal(tolerates([{ key: taint.key, operator: "Exists", effect: "NoExecute" }], taint), false);
-    assert.equal(tolerates(undefined, taint), false);
+  it("normalizes image references like containerd and fails pulls only from .invalid registries or listed images", () => {
+    assert.equal(normalizeImage("busybox"), "docker.io/library/busybox:latest");
+    assert.equal(normalizeImage("bitnami/kubectl:1.34"), "docker.io/bitnami/kubectl:1.34");
+    assert.equal(normalizeImage("localhost:5000/x"), "localhost:5000/x:latest");
+    assert.equal(pullFailure("bitnami/kubectl"), undefined);
+    assert.equal(pullFailure("unpullable.invalid/check:1"),
+      'rpc error: code = Unknown desc = failed to pull and unpack image "unpullable.invalid/check:1": failed to resolve reference ' +
+      '"unpullable.invalid/check:1": failed to do request: Head "https://unpullable.invalid/v2/check/manifests/1": dial tcp: lookup unpullable.invalid: no such host');
+    assert.equal(pullFailure("quay.io/ceph/ceph:v18", ["quay.io/ceph/ceph"]),
+      'rpc error: code = Unknown desc = failed to pull and unpack image "quay.io/ceph/ceph:v18": failed to resolve reference "quay.io/ceph/ceph:v18": quay.io/ceph/ceph:v18: not found');
+    assert.match(pullFailure("busybox", ["docker.io/library/busybox:latest"]) ?? "", /busybox:latest/);
+    assert.equal(pullFailure("busybox:1.36", ["busybox:1.37"]), undefined);
+    assert.deepEqual([0, 1, 2, 10].map((a) => pullBackoffMs(a, 10000)), [10000, 20000, 40000, 300000]);
   });
 });

@@ -92,6 +92,21 @@ describe("template/compose: the runner Job", () => {
   });
 });
 
+describe("template/compose: YAML scalars of the Job", () => {
+  it("folds a multi-line plain scalar like YAML and go-yaml (one space per line break, a newline per empty line)", () => {
+    // What yaml.stringify (and many editors) write for a long command: a plain scalar continued on the next line.
+    const job = [
+      "apiVersion: batch/v1", "kind: Job", "spec:", "  template:", "    spec:", "      restartPolicy: Never", "      containers:",
+      "        - name: check", "          image: busybox", "          command:", "            - sh", "            - -c",
+      "            - while [ ! -e /tmp/open ]; do sleep", "              0.01; done;   ", "", "              exit 0", "",
+    ].join("\n");
+    const v = validateHealthcheck({ name: "fold", job, interval: "5s" }, { cluster: "c" });
+    assert.ok(v.ok, JSON.stringify(!v.ok && v.failures));
+    const composed = composeHealthcheck(v.healthcheck, "c").job as Obj;
+    assert.deepEqual(composed.spec.template.spec.containers[0].command, ["sh", "-c", "while [ ! -e /tmp/open ]; do sleep 0.01; done;\nexit 0"]);
+  });
+});
+
 describe("template/validateHealthcheck: one healthcheck object (Pulumi check)", () => {
   const job = fs.readFileSync(path.join(FIXTURES, "rules/healthchecks/ok-job.yaml"), "utf8");
 

@@ -97,6 +97,9 @@ describe("template/rules: the templates of Omni's healthcheck documentation vali
     assert.equal(hc!.intervalMs, 30_000);
     assert.deepEqual(hc!.source, { type: "inline", form: "string" });
     assert.match(hc!.manifest, /^apiVersion: batch\/v1\nkind: Job\n/);
+    // The check's RBAC ships with it (RBAC is enforced: the check runs as its own ServiceAccount).
+    assert.match(hc!.manifest, /serviceAccountName: nodes-ready-check/);
+    assert.deepEqual(r.template.manifests[0]!.objects.map((o) => o.kind), ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]);
   });
 
   it("file-healthcheck.yaml (the Job comes from healthchecks/nodes-ready.yaml, relative to the template)", () => {

@@ -1,0 +1,51 @@
+// One machine model for the Cluster, the preview plan and the run: the machine overrides a Cluster is given (role,
+// Talos address, machine set) are what a TalosUpgrade plans and upgrades with, not what the Node labels say.
+import * as assert from "node:assert/strict";
+import { check } from "../../../provider/handlers";
+import { withMachineOverrides } from "../../../provider/handlers/clusterSpec";
+import { sim, adapters } from "../rollout/helpers";
+
+describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", function () {
+  this.timeout(120000);
+
+  it("the preview plan groups by the overridden machine set and role, over the named machines only", async () => {
+    const s = await sim({ controlPlanes: 1, workers: 3 });
+    try {
+      const r = await check({}, {
+        kind: "TalosUpgrade", clusterName: "overrides", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", healthchecks: [],
+        strategy: { machineSetParallelism: { gpu: 2 } },
+        machines: [
+          { name: "cp-1" },
+          { name: "w-1", machineSet: "gpu" },
+          { name: "w-2", machineSet: "gpu" },
+          // w-3 is not named: not managed by this Cluster
+        ],
+      });
+      assert.equal(r.failures, undefined);
+      assert.deepEqual(r.inputs?.plan, [
+        "upgrade 3 of 3 machines to v1.13.2 in 2 waves",
+        "1. cp-1 (controlplane) v1.12.4 → v1.13.2",
+        "2. w-1, w-2 (worker, set gpu) v1.12.4 → v1.13.2",
+      ]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("the run's view of the port applies the overrides to every read (the Talos address included)", async () => {
+    const s = await sim({ controlPlanes: 1, workers: 1 });
+    try {
+      const { kube } = adapters(s);
+      const view = withMachineOverrides(kube, [{ name: "w-1", role: "controlplane", address: "10.9.9.9", machineSet: "edge" }]);
+      const listed = await view.listMachines();
+      assert.deepEqual(listed.map((m) => [m.name, m.role, m.address, m.machineSet]), [["w-1", "controlplane", "10.9.9.9", "edge"]]);
+      const read = await view.readMachine!("w-1");
+      assert.deepEqual([read?.role, read?.address, read?.machineSet], ["controlplane", "10.9.9.9", "edge"]);
+      assert.equal(await view.readMachine!("cp-1"), undefined, "a machine the Cluster does not name is not the rollout's");
+      await assert.rejects(withMachineOverrides(kube, [{ name: "nope" }]).listMachines(), /machine "nope" is not a Node of the cluster; known: cp-1, w-1; fix the Cluster's machines list/);
+    } finally {
+      await s.stop();
+    }
+  });
+});

@@ -1,0 +1,117 @@
+// Safe on every node, on the sim with the real adapters: a first run that fails part way can always be rolled back
+// (ungated), talos-gate lifts exactly the cordons it set (never an administrator's, also after a failed node), and one
+// not-ready node slows the rollout instead of freezing it (set aside, named, upgraded by a later run). The tests run in
+// order; each starts from the state the previous one left.
+import * as assert from "node:assert/strict";
+import type { KubeClient } from "../../../provider/kube";
+import { RolloutError, runRollout } from "../../../provider/rollout/run";
+import type { TalosApiImpl } from "../../../provider/talos";
+import type { SimCluster } from "../../../sim/cluster";
+import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, versions } from "./helpers";
+
+const CLUSTER = "safety";
+const NEXT = "v1.13.3";
+
+async function rejection(p: Promise<unknown>): Promise<RolloutError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof RolloutError, `expected a RolloutError, got ${(err as Error)?.stack ?? err}`);
+    return err;
+  }
+  assert.fail("the run should have failed");
+}
+
+describe("integration: rollout — safe on every node (real adapters on the sim)", function () {
+  this.timeout(300000);
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  let boots: ReturnType<typeof recordBoots>;
+  const cordoned = async (node: string) => (await kube.listMachines()).find((m) => m.name === node)!.cordoned;
+  const core = () => clients(s).core;
+
+  before(async () => {
+    s = await sim({ controlPlanes: 1, workers: 3 });
+    ({ kube, talos } = adapters(s));
+    boots = recordBoots(s);
+    await grantGateRead(kube, CLUSTER, ["safety-gate"]);
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("a first run that fails part way records the converged version, so setting it back is an ungated revert", async () => {
+    await setGate(core(), "safety-gate", true);
+    const gate = configMapGateCheck(CLUSTER, "safety-gate");
+    // The gate opens for the control plane, then closes: the first run fails with cp-1 upgraded, the workers not.
+    const first = await rejection(runRollout(kube, talos, runOptions(CLUSTER, {
+      healthchecks: [gate], holdTimeoutMs: 4000,
+      onProgress: (l) => {
+        if (/node cp-1: back on/.test(l)) void setGate(core(), "safety-gate", false);
+      },
+    })));
+    assert.match(first.message, /held the upgrade longer than holdTimeout/);
+    assert.equal(first.status.lastUpgradeVersion, FROM, "the version the cluster had converged to is recorded");
+    assert.deepEqual(versions(s), { "cp-1": TARGET, "w-1": FROM, "w-2": FROM, "w-3": FROM });
+    // Setting the version back, with the check still failing: a revert, not held (before the fix: an upgrade, gated).
+    const back = await runRollout(kube, talos, runOptions(CLUSTER, {
+      targetVersion: FROM, lastUpgradeVersion: first.status.lastUpgradeVersion, healthchecks: [gate], holdTimeoutMs: 4000,
+    }));
+    assert.equal(back.phase, "Done");
+    assert.equal(back.mode, "done");
+    assert.deepEqual(versions(s), { "cp-1": FROM, "w-1": FROM, "w-2": FROM, "w-3": FROM });
+    assert.equal(back.healthchecks.find((h) => h.id === gate.id)?.attempts ?? 0, 0, "the revert ran no check");
+    await setGate(core(), "safety-gate", true);
+  });
+
+  it("an administrator's cordon survives a legacy upgrade (Talos cordons and uncordons for itself)", async () => {
+    await core().patchNode({ name: "w-1", body: [{ op: "add", path: "/spec/unschedulable", value: true }] }); // kubectl cordon
+    const done = await runRollout(kube, talos, runOptions(CLUSTER));
+    assert.equal(done.phase, "Done");
+    assert.deepEqual(versions(s), { "cp-1": TARGET, "w-1": TARGET, "w-2": TARGET, "w-3": TARGET });
+    assert.equal(await cordoned("w-1"), true, "the administrator's cordon is still there (before the fix it was lifted)");
+    for (const n of ["cp-1", "w-2", "w-3"]) assert.equal(await cordoned(n), false, `${n} schedulable`);
+    await core().patchNode({ name: "w-1", body: [{ op: "add", path: "/spec/unschedulable", value: false }] });
+  });
+
+  it("a node that comes back on the old version (A/B rollback) fails the run without staying cordoned by us", async () => {
+    // v1.13.2 → v1.13.3: the LifecycleService path, where talos-gate drains (and so cordons) the node itself.
+    s.talos.node("w-2").faults.rollback = true;
+    boots.downs.length = 0;
+    try {
+      const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: NEXT })));
+      assert.match(err.message, /w-2/);
+      assert.equal(versions(s)["w-2"], TARGET, "w-2 rolled back");
+      assert.equal(await cordoned("w-2"), false, "our cordon of the failed node is lifted (before the fix it stayed)");
+      assert.equal(versions(s)["w-3"], TARGET, "the node after it was not touched");
+      const marked = (await kube.listMachines()).filter((m) => m.cordonedBy !== undefined);
+      assert.deepEqual(marked, [], "no node carries talos-gate's cordon mark");
+    } finally {
+      s.talos.node("w-2").faults.rollback = false;
+    }
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: NEXT }));
+    assert.equal(done.phase, "Done");
+  });
+
+  it("one not-ready node does not freeze the rollout: the others go, it is set aside and named; a later run finishes it", async () => {
+    await s.kube.nodes.down("w-2"); // its kubelet stops reporting; Talos itself is fine
+    boots.downs.length = 0;
+    const lines: string[] = [];
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, {
+      targetVersion: "v1.13.4", healthchecks: [configMapGateCheck(CLUSTER, "safety-gate")], holdTimeoutMs: 20000,
+      onProgress: (l) => lines.push(l),
+    })));
+    assert.match(err.message, /^3\/4 machines on the target; set aside because they were not ready when their turn came: w-2; make them Ready/);
+    assert.deepEqual(versions(s), { "cp-1": "v1.13.4", "w-1": "v1.13.4", "w-2": NEXT, "w-3": "v1.13.4" });
+    assert.deepEqual(boots.downs.map((d) => d.node).sort(), ["cp-1", "w-1", "w-3"], "the not-ready node was not touched");
+    assert.equal(err.status.machines.find((m) => m.name === "w-2")?.state, "set-aside");
+    assert.ok(lines.some((l) => l.endsWith("node w-2: set aside: not ready when its turn came (not upgraded; a later run upgrades it once it is Ready)")), lines.join("\n"));
+    assert.ok(lines.filter((l) => / gate before wave /.test(l)).length >= 3, "every wave was still gated");
+    await s.kube.nodes.up("w-2");
+    const again = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.4" }));
+    assert.equal(again.phase, "Done");
+    assert.equal(versions(s)["w-2"], "v1.13.4");
+  });
+});
