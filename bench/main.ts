@@ -8,6 +8,7 @@ type Bench = { name: string; run: () => Promise<Metric[]> };
 
 const benches: Bench[] = [
   { name: "gate-reaction", run: async () => require("./gate-reaction").metrics() },
+  { name: "conditions", run: async () => require("./conditions").metrics() },
   { name: "talos-sim", run: async () => require("./talos-sim").metrics() },
   { name: "kube-sim", run: async () => require("./kube-sim").metrics() },
   { name: "rollout", run: async () => require("./rollout").metrics() },

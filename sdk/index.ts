@@ -2,10 +2,11 @@
 // First: an unsupported Node.js stops here, naming the version needed.
 import "../provider/nodeSupport";
 export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
+export { Condition, ConditionArgs, ConditionTargetArgs, GateCondition, LabelSelectorArgs } from "./condition";
 export { GateCheckInput, Healthcheck, HealthcheckArgs } from "./healthcheck";
 export {
-  TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus, TalosUpgradeMachineStatus, TalosUpgradeStatus,
-  UpgradeStrategyArgs,
+  CronWindowArgs, NodeHookArgs, NodeHooksArgs, TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus,
+  TalosUpgradeMachineStatus, TalosUpgradeStatus, UpgradeStrategyArgs,
 } from "./talosUpgrade";
 export { Smoke, SmokeArgs } from "./smoke";
 export { ClusterTemplate, ClusterTemplateArgs } from "./clusterTemplate";

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
+import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
 import { resourceUrn } from "./urn";
 
@@ -11,6 +12,40 @@ export interface UpgradeStrategyArgs {
   machineSetParallelism?: Record<string, number>;
   /** Node names to upgrade first, in this order, within their role. */
   order?: string[];
+}
+
+/**
+ * A Job run once per node around its upgrade, written like a healthcheck (the same runner identity; the node's name,
+ * role and the phase in env TALOS_GATE_NODE, TALOS_GATE_NODE_ROLE, TALOS_GATE_PHASE; afterNode also gets
+ * TALOS_GATE_NODE_OUTCOME = upgraded | failed). A failing hook stops the rollout with its message.
+ */
+export interface NodeHookArgs {
+  /** Hook name; its id becomes `cluster-<cluster>-<name>`. One of `name` or `idOverride` is required. */
+  name?: string;
+  idOverride?: string;
+  /** The batch/v1 Job manifest (YAML string, object, or a list with one object). Exactly one of `job` or `file`. */
+  job?: string | Record<string, unknown> | Record<string, unknown>[];
+  /** YAML file with the Job manifest, relative to the program directory. */
+  file?: string;
+  /** Go duration bounding one run of the hook. Default "10m". */
+  timeout?: string;
+}
+
+export interface NodeHooksArgs {
+  /** Runs after the gate passed and before the node goes down, e.g. `ceph osd set noout`. */
+  beforeNode?: NodeHookArgs;
+  /** Runs after the node is back — also when its upgrade failed — e.g. `ceph osd unset noout`. */
+  afterNode?: NodeHookArgs;
+}
+
+/** A maintenance window that starts by cron and lasts `duration` (elapsed time). */
+export interface CronWindowArgs {
+  /** Five fields: minute hour day-of-month month day-of-week, e.g. "0 2 * * 6". */
+  cron: string;
+  /** Go duration, at least "1m", e.g. "4h". */
+  duration: string;
+  /** IANA zone the cron is read in, e.g. "Europe/Berlin". */
+  timeZone: string;
 }
 
 export interface TalosUpgradeArgs {
@@ -28,6 +63,26 @@ export interface TalosUpgradeArgs {
   holdTimeout?: pulumi.Input<string>;
   /** Go duration: end the update (resumable) when a node is not back on the target within this time. Default "15m". */
   nodeTimeout?: pulumi.Input<string>;
+  /** Watch-driven CEL conditions that must all hold, with the healthchecks, before each next node goes down. */
+  conditions?: Condition[];
+  /**
+   * Go duration: after a node is back and Ready, wait at least this long and until every gate passes before the next
+   * node; a condition that turns false during the soak restarts it. Default none.
+   */
+  soakTime?: pulumi.Input<string>;
+  /**
+   * No node starts outside these windows; a run that reaches the end of one stops, resumable, and says when the next
+   * one opens. Each is "<days> <HH:MM>-<HH:MM> <IANA zone>" (e.g. "Sat 02:00-06:00 Europe/Berlin", "Mon-Fri
+   * 22:00-02:00 UTC") or a `CronWindowArgs`. Default: no restriction.
+   */
+  maintenanceWindows?: pulumi.Input<pulumi.Input<string | CronWindowArgs>[]>;
+  /** Jobs run before and after each node (e.g. Ceph noout). */
+  hooks?: pulumi.Input<NodeHooksArgs>;
+  /**
+   * Go duration: after the drain (Talos >= 1.13), wait at most this long for the node's VolumeAttachments to detach
+   * before the reboot, naming the blocking volumes. "0s" skips the wait. Default "5m".
+   */
+  volumeDetachTimeout?: pulumi.Input<string>;
 }
 
 export interface TalosUpgradeMachineStatus {
@@ -77,11 +132,13 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
     // Healthcheck whose labels change is updated, which leaves its outputs unknown in preview, and the upgrade would
     // claim a change too. Ordering still follows the Healthchecks (dependsOn), so their dry runs come first.
     const checks = (args.healthchecks ?? []).map((h) => h.gateCheck);
-    const healthchecks = args.healthchecks ?? [];
+    // Conditions likewise from their inputs (Condition.gateCondition); they come first in the order too.
+    const conditions = (args.conditions ?? []).map((c) => c.gateCondition);
+    const gates: pulumi.Resource[] = [...(args.healthchecks ?? []), ...(args.conditions ?? [])];
     // pulumi.output keeps Resources as they are (it never unwraps them), so the user's dependsOn merges in any form.
     const extra = opts?.dependsOn;
-    const dependsOn: pulumi.CustomResourceOptions["dependsOn"] = extra === undefined ? healthchecks
-      : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...healthchecks, ...(Array.isArray(d) ? d : [d])]);
+    const dependsOn: pulumi.CustomResourceOptions["dependsOn"] = extra === undefined ? gates
+      : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
     super(shim, name, {
       kind: "TalosUpgrade",
       resourceUrn: resourceUrn("TalosUpgrade", name, opts),
@@ -101,6 +158,12 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       strategy: args.strategy,
       holdTimeout: args.holdTimeout ?? "60m",
       nodeTimeout: args.nodeTimeout ?? "15m",
+      conditions,
+      conditionIds: pulumi.all((args.conditions ?? []).map((c) => c.plannedId)),
+      soakTime: args.soakTime,
+      maintenanceWindows: args.maintenanceWindows,
+      hooks: args.hooks,
+      volumeDetachTimeout: args.volumeDetachTimeout,
       plan: undefined,
       status: undefined,
     }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },

@@ -44,6 +44,24 @@ export const sweepDone = (cluster: string, jobs: number, pods: number) =>
 export const refreshWarning = (cluster: string, reason: string) =>
   `${clusterPrefix(cluster)} refresh could not read the cluster (${reason}); keeping the last known state`;
 export const cancelled = (signal: string) => `received ${signal}: stopping before the next node`;
+
+// --- Condition, and the gate-shaping inputs of TalosUpgrade
+export const conditionNameInvalid = (v: unknown) =>
+  `name must be 1-63 lowercase letters, digits and '-' (the condition's id is cluster-<cluster>-<name>), got ${JSON.stringify(v)}`;
+export const fieldFailure = (field: string, message: string) => `${field}: ${message}`;
+export const conditionKindWarning = (id: string, reason: string) =>
+  `condition "${id}": ${reason}; the gate holds with this reason until it is`;
+export const conditionTargetRejected = (id: string, reason: string) => `condition "${id}": ${reason}`;
+export const conditionsInvalid = (i: number) =>
+  `conditions[${i}] must be a talos-gate Condition (its conditionId, target and expression)`;
+export const hooksInvalid = (got: unknown) =>
+  `hooks must be { beforeNode?: hook, afterNode?: hook }, got ${JSON.stringify(got)}`;
+export const hooksUnknownKey = (key: string) => `hooks: unknown field "${key}"; hooks has beforeNode and afterNode`;
+export const planSoak = (ms: number) =>
+  `soak: after each node is back and Ready, at least ${formatMs(ms)} with every gate passing before the next one`;
+export const planHook = (phase: string, id: string) =>
+  `${phase} hook "${id}" runs ${phase === "beforeNode" ? "before each node goes down" : "after each node (also when it fails)"}`;
+const formatMs = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
 export const receivedSignal = (signal: string) => `the provider process received ${signal}`;
 export const stoppingBecause = (why: string) => `${why}: stopping before the next node`;
 export const credentialsUpdated = "credentials updated (kubeconfig/talosconfig); nothing to roll out";

@@ -1,6 +1,7 @@
 // Resource kinds and their handlers. Adding a resource = one handler module + one line here.
 import type * as pulumi from "@pulumi/pulumi";
 import { clusterHandler } from "./cluster";
+import { conditionHandler } from "./condition";
 import { healthcheckHandler } from "./healthcheck";
 import { smokeHandler } from "./smoke";
 import { talosUpgradeHandler } from "./talosUpgrade";
@@ -18,6 +19,7 @@ export interface KindHandler {
 
 export const kindHandlers: Record<string, KindHandler> = {
   Cluster: clusterHandler,
+  Condition: conditionHandler,
   Healthcheck: healthcheckHandler,
   TalosUpgrade: talosUpgradeHandler,
   Smoke: smokeHandler,

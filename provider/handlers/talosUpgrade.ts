@@ -16,6 +16,7 @@ import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from
 import { CheckFailure, errorText, hasUnknown, PartialFailure, progress, Props, UNKNOWN, withTimeout } from "./common";
 import { warn } from "./diagnostics";
 import { engineCancellation } from "./engine";
+import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
 import { checkClusterName, checkDuration } from "./inputs";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
@@ -25,7 +26,7 @@ import {
 
 /** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
 const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
-  "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig"];
+  "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 function kubeApi(kubeconfig: string, urn?: string): KubeClient {
@@ -54,7 +55,7 @@ function outputStatus(s: UpgradeStatus): Props {
 
 async function previewPlan(news: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames, news.machines])) {
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
     return [msg.planUnknownInputs];
   }
   const spec = parseTalosUpgrade(news);
@@ -65,10 +66,13 @@ async function previewPlan(news: Props): Promise<string[]> {
       const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatus(spec.clusterName)]);
       const plan = planRollout({
         machines, targetVersion: spec.version, strategy: spec.strategy,
-        healthchecks: news.healthcheckIds ?? spec.healthchecks.map((h) => h.id),
+        healthchecks: [
+          ...(news.healthcheckIds ?? spec.healthchecks.map((h) => h.id)),
+          ...(news.conditionIds ?? spec.gates.conditions.map((c) => c.id)),
+        ],
         lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
       });
-      return describePlan(plan);
+      return [...describePlan(plan), ...gatePlanLines(spec.gates, new Date())];
     });
   } catch (err) {
     return [msg.planUnavailable(errorText(err))];
@@ -117,6 +121,11 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
       onStatus: (s) => { last = s; },
       onProgress: progress,
       onWarning: (line) => warn(spec.urn, line),
+      conditions: spec.gates.conditions,
+      soakMs: spec.gates.soakMs,
+      schedule: spec.gates.schedule,
+      hooks: spec.gates.hooks,
+      volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
     });
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
@@ -220,6 +229,7 @@ export const talosUpgradeHandler: KindHandler = {
         }
       });
     }
+    failures.push(...parseGateInputs(news).failures);
     if (failures.length) return { failures };
     return { inputs: { ...news, plan: await previewPlan(news) } };
   },

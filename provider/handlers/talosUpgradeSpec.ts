@@ -12,6 +12,7 @@ import { composeHealthcheckInput } from "../template/healthcheckInput";
 import { parseDuration } from "../template/duration";
 import { canonical } from "./common";
 import { machineOverride, type MachineOverride } from "./clusterSpec";
+import { gateKey, parseGateInputs, type GateInputs } from "./gates";
 
 export const DEFAULT_HOLD_TIMEOUT = "60m";
 export const DEFAULT_NODE_TIMEOUT = "15m";
@@ -82,6 +83,8 @@ export interface TalosUpgradeSpec {
   strategy: RolloutStrategy;
   holdTimeoutMs: number;
   nodeTimeoutMs: number;
+  /** Condition gates, soak, maintenance windows, node hooks and the volume-detach bound (handlers/gates.ts). */
+  gates: GateInputs;
 }
 
 /** The installer image and the version nodes must report afterwards. */
@@ -94,6 +97,8 @@ export function target(p: Pick<TalosUpgradeProps, "version" | "installerImage" |
 /** Parses validated properties (throws a zod error naming the field when they are not). */
 export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
   const p = talosUpgradeProps.parse(props);
+  const gates = parseGateInputs(props as Record<string, unknown>);
+  if (gates.failures.length > 0) throw new Error(gates.failures.map((f) => f.reason).join("; "));
   const { image, version } = target(p);
   const s = p.strategy ?? {};
   return {
@@ -115,6 +120,7 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
     },
     holdTimeoutMs: parseDuration(p.holdTimeout ?? DEFAULT_HOLD_TIMEOUT),
     nodeTimeoutMs: parseDuration(p.nodeTimeout ?? DEFAULT_NODE_TIMEOUT),
+    gates: gates.inputs,
   };
 }
 
@@ -170,6 +176,7 @@ export function rolloutKey(s: TalosUpgradeSpec): string {
     healthchecks: s.healthchecks
       .map((h) => ({ id: h.id, intervalMs: h.intervalMs, job: jobContent(h.job) }))
       .sort((a, b) => a.id.localeCompare(b.id)),
+    gates: gateKey(s.gates, jobContent),
   });
 }
 

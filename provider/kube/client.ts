@@ -21,12 +21,59 @@ export interface KubeStats {
   byMethod: Record<string, number>;
 }
 
+/** Marks a request whose JSON answer is returned as it is (see ObjectApi.getRaw). */
+const RAW = "raw-json";
+
 /** KubernetesObjectApi (generic objects, server-side apply) that also answers discovery questions. */
 export class ObjectApi extends k8s.KubernetesObjectApi {
+  /**
+   * GET of an API path with its JSON answer as sent: a list of any kind reads exactly like its watch events (client-
+   * node's typed models would turn timestamps into Date objects and rename or drop fields of known kinds).
+   */
+  async getRaw(path: string, query: Record<string, string | number | undefined>): Promise<unknown> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, k8s.HttpMethod.GET);
+    ctx.setHeaderParam("Accept", "application/json");
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") ctx.setQueryParam(k, String(v));
+    return this.requestPromise(ctx, RAW);
+  }
+
+  protected async processResponse<T extends k8s.KubernetesObject>(response: k8s.ResponseContext, type?: string): Promise<T> {
+    if (type !== RAW) return super.processResponse<T>(response, type);
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) return JSON.parse(await response.body.text()) as T;
+    throw new k8s.ApiException(response.httpStatusCode, "Unsuccessful HTTP Request", await response.getBodyAsAny(), response.headers);
+  }
+
   /** Whether `kind` of `apiVersion` is namespaced; undefined if the cluster does not serve it. */
   async namespaced(apiVersion: string, kind: string): Promise<boolean | undefined> {
+    return (await this.served(apiVersion, kind))?.namespaced;
+  }
+
+  /**
+   * The resource (plural name, scope) serving `kind` of `apiVersion`, from API discovery; undefined if the cluster
+   * does not serve it (a CRD not installed). Hits are cached by the client; a miss asks the API server again.
+   */
+  /**
+   * Server-side apply with the object sent as it is. client-node's `patch` re-serializes known kinds through its
+   * generated models, which renames or drops wire fields its model spells differently: a CRD's
+   * `x-kubernetes-preserve-unknown-fields`, `default` and `enum` vanished (and the API server then pruned every
+   * status field of the CRD's objects).
+   */
+  async applyRaw(obj: k8s.KubernetesObject, o: { fieldManager: string; force?: boolean; dryRun?: string }): Promise<void> {
+    const path = await this.specUriPath(structuredClone(obj), "patch");
+    const ctx = this.configuration.baseServer.makeRequestContext(path, k8s.HttpMethod.PATCH);
+    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Content-Type", k8s.PatchStrategy.ServerSideApply);
+    ctx.setQueryParam("fieldManager", o.fieldManager);
+    if (o.force !== undefined) ctx.setQueryParam("force", String(o.force));
+    if (o.dryRun !== undefined) ctx.setQueryParam("dryRun", o.dryRun);
+    ctx.setBody(JSON.stringify(obj));
+    await this.requestPromise(ctx);
+  }
+
+  async served(apiVersion: string, kind: string): Promise<{ plural: string; namespaced: boolean } | undefined> {
     try {
-      return (await this.resource(apiVersion, kind))?.namespaced;
+      const r = await this.resource(apiVersion, kind);
+      return r ? { plural: r.name, namespaced: r.namespaced } : undefined;
     } catch (err) {
       if ((err as { code?: number }).code === 404) return undefined;
       throw err;

@@ -1,7 +1,8 @@
 // The Kubernetes port: `KubeApi` (provider/rollout/ports.ts) on @kubernetes/client-node, plus what the Pulumi handlers
 // and the CLI need beyond the rollout loop (manifests, Job dry run, events, flush, request statistics).
 import type {
-  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, Manifest, RolloutEvent,
+  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
+  ObjectWatch, RolloutEvent, VolumeDetachOptions,
 } from "../rollout/ports";
 import { KubeClients, KubeStats } from "./client";
 import { drain } from "./drain";
@@ -9,13 +10,16 @@ import { EventRecorder } from "./events";
 import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
 import { cordon, listMachines, readMachine, uncordon } from "./nodes";
+import { watchObjects } from "./objects";
 import { runCheck } from "./runner";
 import { StatusMirror } from "./status";
 import { sweepRunners } from "./sweep";
+import { waitForVolumeDetach } from "./volumes";
 
 export type { KubeStats } from "./client";
 export type {
-  ApplyManifestsOptions, ApplyManifestsResult, EventObject, Manifest, ManifestMode, RolloutEvent,
+  ApplyManifestsOptions, ApplyManifestsResult, EventObject, Manifest, ManifestMode, ObjectSelection, ObjectWatch, RolloutEvent,
+  SelectionState, VolumeDetachOptions,
 } from "../rollout/ports";
 export { KubeError } from "./errors";
 export { failureText, jobBody } from "./runner";
@@ -52,6 +56,10 @@ export interface KubeClient extends KubeApi {
   requestStop(cluster: string, by: string): Promise<RunningRollout | undefined>;
   /** Kubernetes API requests made so far through this instance. */
   stats(): KubeStats;
+  /** Watches one object or a label selection of any kind (condition gates); see ports.ts. */
+  watchObjects(selection: ObjectSelection): ObjectWatch;
+  /** Waits by watch, bounded, until the node's VolumeAttachments are detached or gone; throws naming the blockers. */
+  waitForVolumeDetach(node: string, opts: VolumeDetachOptions): Promise<void>;
   /** Flushes, then releases connections. */
   close(): Promise<void>;
 }
@@ -76,6 +84,8 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     applyManifests: (manifests, o) => applyManifests(c, manifests, o, log),
     dryRunJob: (check) => dryRunJob(c, check.namespace, check.jobName, check.job),
     recordEvent: (event) => events.record(event),
+    watchObjects: (selection) => watchObjects(c, selection, log),
+    waitForVolumeDetach: (node, o) => waitForVolumeDetach(c, node, o, log),
     flush: async () => {
       await Promise.all([mirror.flush(), events.flush()]);
     },

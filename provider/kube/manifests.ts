@@ -136,7 +136,7 @@ export async function applyManifests(
           continue;
         }
       }
-      await withRetry(() => c.objects.patch(o, undefined, dryRun, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+      await withRetry(() => c.objects.applyRaw(o, { fieldManager: FIELD_MANAGER, force: true, dryRun }));
       result.applied.push(what);
       if (d.mode === "full") keep.set(entryKey(entry), entry);
     } catch (err) {

@@ -105,6 +105,28 @@ export const msg = {
     `cluster ${cluster}: updating the manifest inventory ConfigMap kube-system/talos-gate-manifests-${cluster} failed: ${detail}; ` +
     hint(status, "configmaps", "kube-system"),
 
+  // --- object selections (condition gates)
+  kindNotServed: (apiVersion: string, kind: string) =>
+    `${apiVersion} ${kind} is not served by the cluster (is its CRD installed?); install it, or fix the target's apiVersion and kind`,
+  discoveryFailed: (apiVersion: string, kind: string, detail: string, status: number | undefined) =>
+    `looking up ${apiVersion} ${kind} in the cluster's API discovery failed: ${detail}; ${hint(status, "API discovery")}`,
+  kindNeedsNamespace: (apiVersion: string, kind: string) =>
+    `${apiVersion} ${kind} is namespaced: set the target's namespace`,
+  kindClusterScoped: (apiVersion: string, kind: string) =>
+    `${apiVersion} ${kind} is cluster-scoped: remove the target's namespace`,
+  objectsListFailed: (what: string, detail: string, status: number | undefined) =>
+    `listing ${what} failed: ${detail}; ${hint(status, what)}`,
+
+  // --- volume attachments (storage-aware reboot)
+  volumeBlocker: (volume: string, attacher: string, detaching: boolean) =>
+    `${volume} (${attacher}${detaching ? ", detaching" : ""})`,
+  volumesStillAttached: (node: string, timeoutMs: number, volumes: string[]) =>
+    `node ${node}: ${volumes.length} volume(s) still attached ${dur(timeoutMs)} after the drain: ${volumes.join(", ")}; ` +
+    "check the CSI driver's attacher (kubectl get volumeattachments), then retry",
+  volumeWaitCancelled: (node: string) => `waiting for the volumes of node ${node} to detach was cancelled`,
+  volumesListFailed: (node: string, detail: string, status: number | undefined) =>
+    `node ${node}: reading its VolumeAttachments failed: ${detail}; ${hint(status, "volumeattachments.storage.k8s.io")}`,
+
   // --- logged only (best-effort paths)
   pdbListFailed: (ns: string, detail: string) => `drain: listing PodDisruptionBudgets in namespace ${ns} failed: ${detail}`,
   retrying: (detail: string) => `${detail} (retrying)`,

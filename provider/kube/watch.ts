@@ -1,36 +1,102 @@
-// Observing one object by name: list once, then watch from the list's resourceVersion (bookmarks on), re-list on
-// 410 Gone, reconnect with backoff when the watch drops (API server restart, network error, server-side timeout), and
-// abort a watch that stays silent longer than it may. The consumer pulls the latest state with `next()`; states that
-// arrive while it is busy are coalesced (last wins), since it only ever acts on the current object.
+// Observing a selection of objects — one by name, or every object a label selector matches: list once, then watch
+// from the list's resourceVersion (bookmarks on), re-list on 410 Gone, reconnect with backoff when the watch drops
+// (API server restart, network error, server-side timeout), and abort a watch that stays silent longer than it may.
+// The observer keeps the current set (by namespace/name) and the consumer pulls it with `next()`; sets that change
+// while it is busy are coalesced (last wins), since it only ever acts on the current state. `ObjectObserver` is the
+// one-object view the healthcheck runner uses.
 import { KubeClients } from "./client";
 import { backoffMs, isGone, isTransient, sleep } from "./errors";
 import { msg } from "./messages";
 
 export interface ObserveOptions<T> {
   clients: KubeClients;
-  /** Collection path, e.g. /apis/batch/v1/namespaces/<ns>/jobs. */
+  /** Collection path, e.g. /apis/batch/v1/namespaces/<ns>/jobs (no namespace segment = every namespace). */
   path: string;
-  name: string;
-  /** Lists the collection with fieldSelector metadata.name=<name>. */
+  /** One object: lists and watches with fieldSelector metadata.name=<name>. */
+  name?: string;
+  /** Objects matching a label selector, in the API server's syntax (`app=x,tier in (a,b)`). */
+  labelSelector?: string;
+  /** Lists the collection with the same selectors (all pages). */
   list(): Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>;
   /** Server-side watch timeout; the watch is re-opened from the last resourceVersion after it. */
   timeoutSeconds?: number;
+  /** Applied to every object before it is kept (e.g. drop managedFields to bound memory). */
+  trim?: (obj: T) => T;
+  /** Keeps only the objects it accepts (a selection the API server cannot make, e.g. by spec.nodeName). */
+  filter?: (obj: T) => boolean;
   log?: (line: string) => void;
 }
 
 interface Meta {
-  metadata?: { name?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
-/** One observed state: the object, or undefined when it does not exist. */
-export interface Observed<T> {
-  object: T | undefined;
+/** One observed state of the selection: the objects, ordered by namespace/name. */
+export interface ObservedSet<T> {
+  objects: T[];
+  /** Counts the changes seen (1 = the first list). */
+  generation: number;
 }
 
-export class ObjectObserver<T extends Meta> {
-  private latest: Observed<T> | undefined;
+const keyOf = (o: Meta) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+
+/**
+ * The newest state for one consumer: `next()` waits for a state not consumed yet (coalesced: only the newest counts,
+ * built when taken), throws a permanent failure, and returns undefined once closed.
+ */
+export class Mailbox<T> {
+  private make: (() => T) | undefined;
   private wake: (() => void) | undefined;
   private failure: unknown;
+  private closed = false;
+
+  /** A new state is available; `make` builds it when the consumer takes it. */
+  offer(make: () => T): void {
+    this.make = make;
+    this.notify();
+  }
+
+  fail(err: unknown): void {
+    this.failure = err;
+    this.notify();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.notify();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async next(): Promise<T | undefined> {
+    for (;;) {
+      if (this.failure !== undefined) throw this.failure;
+      if (this.closed) return undefined;
+      const s = this.take();
+      if (s !== undefined) return s;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  take(): T | undefined {
+    const make = this.make;
+    this.make = undefined;
+    return make?.();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+}
+
+export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>> {
+  private readonly objects = new Map<string, T>();
+  private generation = 0;
+  private readonly box = new Mailbox<ObservedSet<T>>();
   private stopped = false;
   private readonly stopCtl = new AbortController();
   private resourceVersion: string | undefined;
@@ -42,24 +108,27 @@ export class ObjectObserver<T extends Meta> {
   }
 
   /** The next state not consumed yet (waits for one); undefined once stopped. Throws a permanent list error. */
-  async next(): Promise<Observed<T> | undefined> {
-    for (;;) {
-      if (this.failure !== undefined) throw this.failure;
-      if (this.stopped) return undefined;
-      if (this.latest) {
-        const s = this.latest;
-        this.latest = undefined;
-        return s;
-      }
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+  next(): Promise<ObservedSet<T> | undefined> {
+    return this.box.next();
   }
 
   /** The newest state not consumed yet, without waiting. */
-  take(): Observed<T> | undefined {
-    const s = this.latest;
-    this.latest = undefined;
-    return s;
+  take(): ObservedSet<T> | undefined {
+    return this.box.take();
+  }
+
+  /** Every state until stopped (coalesced while the loop body runs). */
+  async *[Symbol.asyncIterator](): AsyncIterator<ObservedSet<T>> {
+    for (;;) {
+      const s = await this.next();
+      if (!s) return;
+      yield s;
+    }
+  }
+
+  /** Objects held right now (for memory accounting). */
+  get size(): number {
+    return this.objects.size;
   }
 
   stop(): void {
@@ -68,18 +137,25 @@ export class ObjectObserver<T extends Meta> {
     this.stopCtl.abort();
     this.current?.abort();
     this.endCurrent?.();
-    this.notify();
+    this.box.close();
   }
 
-  private notify(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
+  private snapshot(): ObservedSet<T> {
+    const objects = [...this.objects.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    return { objects, generation: this.generation };
   }
 
-  private push(object: T | undefined): void {
-    this.latest = { object };
-    this.notify();
+  private keep(obj: T): T {
+    return this.o.trim ? this.o.trim(obj) : obj;
+  }
+
+  private selected(obj: T): boolean {
+    return (this.o.name === undefined || obj.metadata?.name === this.o.name) && (!this.o.filter || this.o.filter(obj));
+  }
+
+  private changed(): void {
+    this.generation++;
+    this.box.offer(() => this.snapshot());
   }
 
   private async loop(): Promise<void> {
@@ -90,13 +166,14 @@ export class ObjectObserver<T extends Meta> {
           const list = await this.o.list();
           if (this.stopped) return;
           this.resourceVersion = list.metadata?.resourceVersion;
-          this.push(list.items.find((i) => i.metadata?.name === this.o.name));
+          this.objects.clear();
+          for (const item of list.items) if (this.selected(item)) this.objects.set(keyOf(item), this.keep(item));
+          this.changed();
           attempt = 0;
         } catch (err) {
           if (this.stopped) return;
           if (!isTransient(err)) {
-            this.failure = err;
-            this.notify();
+            this.box.fail(err);
             return;
           }
           await sleep(backoffMs(attempt++), this.stopCtl.signal);
@@ -110,12 +187,17 @@ export class ObjectObserver<T extends Meta> {
         continue;
       }
       if (result.failed) {
-        this.o.log?.(msg.watchDropped(`${this.o.path}/${this.o.name}`, result.detail));
+        this.o.log?.(msg.watchDropped(this.what(), result.detail));
         await sleep(backoffMs(attempt++), this.stopCtl.signal);
       } else {
         attempt = 0;
       }
     }
+  }
+
+  private what(): string {
+    if (this.o.name !== undefined) return `${this.o.path}/${this.o.name}`;
+    return this.o.labelSelector ? `${this.o.path}?labelSelector=${this.o.labelSelector}` : this.o.path;
   }
 
   private watchOnce(): Promise<{ gone: boolean; failed: boolean; detail?: string }> {
@@ -150,7 +232,8 @@ export class ObjectObserver<T extends Meta> {
         .watch(
           this.o.path,
           {
-            fieldSelector: `metadata.name=${this.o.name}`,
+            fieldSelector: this.o.name !== undefined ? `metadata.name=${this.o.name}` : undefined,
+            labelSelector: this.o.labelSelector || undefined,
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,
             timeoutSeconds,
@@ -168,8 +251,11 @@ export class ObjectObserver<T extends Meta> {
             const rv = obj?.metadata?.resourceVersion;
             if (typeof rv === "string" && rv !== "") this.resourceVersion = rv;
             if (type === "BOOKMARK") return;
-            if (obj?.metadata?.name !== this.o.name) return;
-            this.push(type === "DELETED" ? undefined : (obj as T));
+            if (this.o.name !== undefined && obj?.metadata?.name !== this.o.name) return;
+            if (type === "DELETED" || !this.selected(obj as T)) {
+              if (!this.objects.delete(keyOf(obj))) return; // never held: nothing changed for the consumer
+            } else this.objects.set(keyOf(obj), this.keep(obj as T));
+            this.changed();
           },
           (err: unknown) => {
             if (err && isGone(err)) gone = true;
@@ -185,5 +271,33 @@ export class ObjectObserver<T extends Meta> {
         })
         .catch((err: unknown) => finish({ gone: false, failed: true, detail: String((err as Error)?.message ?? err) }));
     });
+  }
+}
+
+/** One observed state: the object, or undefined when it does not exist. */
+export interface Observed<T> {
+  object: T | undefined;
+}
+
+/** One object by name (the runner's view of its Job). */
+export class ObjectObserver<T extends Meta> {
+  private readonly set: SetObserver<T>;
+
+  constructor(o: ObserveOptions<T> & { name: string }) {
+    this.set = new SetObserver(o);
+  }
+
+  async next(): Promise<Observed<T> | undefined> {
+    const s = await this.set.next();
+    return s && { object: s.objects[0] };
+  }
+
+  take(): Observed<T> | undefined {
+    const s = this.set.take();
+    return s && { object: s.objects[0] };
+  }
+
+  stop(): void {
+    this.set.stop();
   }
 }

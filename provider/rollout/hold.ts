@@ -4,18 +4,21 @@
 // `holdTimeout` a running check is cut short (it holds as "waiting to complete"), a not-ready wait ends, and the run
 // stops with the reason; nothing waits past the deadline, whatever it waits on.
 import { deadline, type Deadline } from "./clock";
+import type { ConditionWatch } from "./conditions";
 import { Stop, errorText, type RunContext } from "./context";
-import { evaluateGate, type CheckResult } from "./gate";
+import { effectiveInterval, evaluateGate, type CheckResult } from "./gate";
 import type { CheckOutcome, HealthcheckJob } from "./ports";
 import * as msg from "./messages";
 
 /** Holds until the cluster is ready and every check passes; throws Stop at holdTimeout or when the run must stop. */
-export async function holdGate(ctx: RunContext, waveNo: number, nextNode: string, inFlight: ReadonlySet<string>): Promise<void> {
+export async function holdGate(
+  ctx: RunContext, waveNo: number, nextNode: string, inFlight: ReadonlySet<string>, conditions?: ConditionWatch,
+): Promise<void> {
   const start = ctx.now();
   const bound = deadline(ctx.clock, start + ctx.opts.holdTimeoutMs, [ctx.stop]);
   try {
     await waitInFlightReady(ctx, bound, nextNode, inFlight);
-    await passChecks(ctx, waveNo, bound, nextNode);
+    await passChecks(ctx, waveNo, bound, nextNode, conditions);
   } finally {
     bound.dispose();
   }
@@ -39,19 +42,37 @@ async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: str
   }
 }
 
-async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, nextNode: string): Promise<void> {
+/**
+ * Job checks run as fresh Jobs each attempt (Omni); conditions are read from their watches as they stand. The gate
+ * opens when every Job check passed in the latest attempt and every condition holds now. While only conditions hold
+ * it, the gate waits for the next watch event that changes a condition (it opens on that very event) — or until the
+ * Job checks' pass is older than their interval, when they run again.
+ */
+async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, nextNode: string, conditions?: ConditionWatch): Promise<void> {
   const checks = ctx.opts.healthchecks;
-  if (checks.length === 0) return;
-  const ids = checks.map((c) => c.id);
+  if (checks.length === 0 && !conditions) return;
+  const jobIds = checks.map((c) => c.id);
+  const refreshMs = Math.min(...checks.map((c) => effectiveInterval(c.intervalMs)));
   // The last failure text of each check in this hold: a retry cut short at the deadline ends the hold with what the
   // check last said, not "waiting to complete" (a real Job takes a second or more to fail).
   const lastFailure = new Map<string, string>();
-  for (let attempt = 1; ; attempt++) {
-    await ctx.emit({ type: "GateStarted", at: ctx.now(), wave: waveNo, attempt, checks: ids });
-    const results = await Promise.all(checks.map((check) => runOne(ctx, check, bound.signal)));
+  let jobResults: CheckResult[] = [];
+  let jobsPassedAt: number | undefined;
+  let attempt = 0;
+  for (let round = 1; ; round++) {
+    const rerun = checks.length > 0 && (jobsPassedAt === undefined || ctx.now() - jobsPassedAt >= refreshMs);
+    if (rerun || round === 1) {
+      attempt++;
+      await ctx.emit({ type: "GateStarted", at: ctx.now(), wave: waveNo, attempt, checks: [...(rerun ? jobIds : []), ...(conditions?.gates.map((g) => g.id) ?? [])] });
+    }
+    if (rerun) {
+      jobResults = await Promise.all(checks.map((check) => runOne(ctx, check, bound.signal)));
+      jobsPassedAt = jobResults.every((r) => r.outcome.state === "passed") ? ctx.now() : undefined;
+      for (const r of jobResults) if (r.outcome.state === "failed") lastFailure.set(r.id, r.outcome.reason);
+    }
     ctx.checkStop(nextNode);
-    for (const r of results) if (r.outcome.state === "failed") lastFailure.set(r.id, r.outcome.reason);
-    const verdict = evaluateGate(results);
+    const seen = conditions?.seen ?? 0;
+    const verdict = evaluateGate([...jobResults, ...(conditions ? await reportConditions(ctx, conditions) : [])]);
     if (verdict.open) {
       await ctx.emit({ type: "GatePassed", at: ctx.now(), wave: waveNo, attempt }, true);
       return;
@@ -60,14 +81,39 @@ async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, next
       .map((e) => msg.healthcheckContribution(e.id, verdict.running.includes(e.id) && lastFailure.has(e.id) ? lastFailure.get(e.id)! : e.detail))
       .join("; ");
     if (bound.expired()) throw new Stop(msg.reasonHoldTimeout(ctx.opts.holdTimeoutMs, waveNo, ctx.status.waves, heldBy()));
-    // Retry after the shortest interval of the failing checks, at the latest at the deadline; a hold that reaches the
-    // deadline while waiting ends with every check's latest word (an attempt started then would be cut short at once).
-    const retry = Math.min(verdict.retryInMs!, bound.at - ctx.now());
-    await ctx.emit({ type: "GateHeld", at: ctx.now(), wave: waveNo, attempt, retryInMs: retry }, true);
-    await ctx.clock.sleep(retry, bound.signal);
+    const left = bound.at - ctx.now();
+    if (checks.length > 0 && jobsPassedAt === undefined) {
+      // Retry after the shortest interval of the failing checks, at the latest at the deadline; a hold that reaches the
+      // deadline while waiting ends with every check's latest word (an attempt started then would be cut short at once).
+      const retry = Math.min(evaluateGate(jobResults).retryInMs!, left);
+      await ctx.emit({ type: "GateHeld", at: ctx.now(), wave: waveNo, attempt, retryInMs: retry }, true);
+      await ctx.clock.sleep(retry, bound.signal);
+    } else {
+      // Only conditions hold: wake on the watch event that changes one, or when the Job checks' pass goes stale.
+      const wait = checks.length > 0 ? Math.min(jobsPassedAt! + refreshMs - ctx.now(), left) : left;
+      await ctx.emit({ type: "GateHeld", at: ctx.now(), wave: waveNo, attempt, retryInMs: Math.max(0, wait) }, true);
+      const wake = new AbortController();
+      const signal = AbortSignal.any([bound.signal, wake.signal]);
+      await Promise.race([conditions!.changed(seen, signal), ctx.clock.sleep(wait, signal)]);
+      wake.abort();
+    }
     ctx.checkStop(nextNode);
     if (bound.expired()) throw new Stop(msg.reasonHoldTimeout(ctx.opts.holdTimeoutMs, waveNo, ctx.status.waves, heldBy()));
   }
+}
+
+/** The conditions' current verdicts; a change since the status last showed it is recorded (CheckFinished). */
+async function reportConditions(ctx: RunContext, conditions: ConditionWatch): Promise<CheckResult[]> {
+  const results = conditions.results();
+  for (const r of results) {
+    const shown = ctx.status.healthchecks.find((h) => h.id === r.id);
+    const state = r.outcome.state === "passed" ? "PASSED" : "FAILED";
+    const reason = r.outcome.state === "passed" ? undefined : msg.truncateReason(msg.singleLine((r.outcome as { reason: string }).reason));
+    if (!shown || shown.state !== state || (reason !== undefined && shown.lastReason !== reason)) {
+      await ctx.emit({ type: "CheckFinished", at: ctx.now(), id: r.id, outcome: r.outcome });
+    }
+  }
+  return results;
 }
 
 /**

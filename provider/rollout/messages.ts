@@ -331,3 +331,50 @@ export function reasonNotReadyAfterUpgrade(node: string, timeoutMs: number): str
 export function reasonNodeWrongVersion(node: string, actual: string | undefined, target: string): string {
   return `node ${node} came back on ${actual ?? "an unknown version"} instead of ${target}; the node is not retried automatically: inspect it, then ${RESUME}`;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Beyond Omni: condition gates, soak, maintenance windows, node hooks, volume detach
+
+/** A condition whose watch has not delivered a state yet. */
+export const CONDITION_WAITING_FOR_OBJECTS = "waiting for the objects (watch starting)";
+export const CONDITION_PORT_CANNOT_WATCH = "this Kubernetes port cannot watch objects; condition gates need provider/kube";
+
+export function stepSoaking(until: string, reason?: string): string {
+  return reason ? `soaking: restarted, waiting for the conditions to hold: ${truncateReason(singleLine(reason))}`
+    : `soaking: next node not before ${until}`;
+}
+
+export function progressSoakStarted(soakMs: number, until: string): string {
+  return `soak: ${formatDuration(soakMs)} with every condition holding, next node not before ${until}`;
+}
+
+export function progressSoakRestarted(reason: string): string {
+  return `soak restarted: a condition stopped holding: ${truncateReason(singleLine(reason))}`;
+}
+
+export const PROGRESS_SOAK_DONE = "soak done";
+
+export function reasonSoakTimeout(soakMs: number, holdTimeoutMs: number, heldBy: string): string {
+  return `the soak of ${formatDuration(soakMs)} did not complete within holdTimeout ${formatDuration(holdTimeoutMs)} after it: ${heldBy}; fix the conditions or raise holdTimeout, then ${RESUME}`;
+}
+
+export function progressHookStarted(phase: string, id: string, node: string): string {
+  return `node ${node}: ${phase} hook ${goQuote(id)} running`;
+}
+
+export function progressHookFinished(phase: string, id: string, node: string, error?: string): string {
+  return error ? `node ${node}: ${phase} hook ${goQuote(id)} failed: ${truncateReason(singleLine(error))}`
+    : `node ${node}: ${phase} hook ${goQuote(id)} passed`;
+}
+
+export function hookTimedOut(timeoutMs: number): string {
+  return `the hook Job did not finish within its timeout ${formatDuration(timeoutMs)}`;
+}
+
+export function reasonHookFailed(phase: string, id: string, node: string, detail: string): string {
+  return `${phase} hook ${goQuote(id)} failed for node ${node}: ${detail}; fix the hook (kubectl get events shows its Job), then ${RESUME}`;
+}
+
+export function volumesBlocking(volumes: readonly string[]): string {
+  return `waiting for volumes to detach: ${volumes.join(", ")}`;
+}

@@ -1,5 +1,6 @@
 // One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
-// port pulls, installs, has the node drained (through the Kubernetes port) and reboots it, and waits for a new boot id
+// port pulls, installs, has the node drained (through the Kubernetes port, then waits for its volumes to detach) and
+// reboots it, and waits for a new boot id
 // on the target version; then the node is uncordoned and its Node must report Ready on the target. Only the node
 // timeout aborts an upgrade in flight; a cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
@@ -30,9 +31,22 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       targetVersion: target,
       nodeTimeoutMs: opts.nodeTimeoutMs,
       signal: bound.signal,
-      beforeReboot: () => ctx.kube.drain(machine.name, {
-        timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
-      }),
+      beforeReboot: async () => {
+        await ctx.kube.drain(machine.name, {
+          timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
+        });
+        // Storage-aware reboot: a fast reboot must not outrun the CSI detach of the node's volumes.
+        const detachMs = opts.volumeDetachTimeoutMs ?? 0;
+        if (detachMs > 0 && ctx.kube.waitForVolumeDetach) {
+          await ctx.kube.waitForVolumeDetach(machine.name, {
+            timeoutMs: detachMs,
+            signal: bound.signal,
+            onBlocking: (volumes) => {
+              void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.volumesBlocking(volumes) });
+            },
+          });
+        }
+      },
       onStep: (step, detail) => {
         stepped(step);
         void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step, ...(detail !== undefined ? { detail } : {}) });

@@ -89,6 +89,47 @@ export interface KubeApi {
   recordEvent?(event: RolloutEvent): void;
   /** Writes throttled status-mirror writes and queued events now and waits for them. */
   flush?(): Promise<void>;
+  /**
+   * Watches a selection of objects of any kind (CRDs included) for a condition gate: every change yields the current
+   * set; a kind the cluster does not serve yields `unavailable` (re-discovered with backoff until it is served).
+   */
+  watchObjects?(selection: ObjectSelection): ObjectWatch;
+  /**
+   * Waits (by watch, bounded) until no VolumeAttachment of the node is attached or detaching; `onBlocking` hears the
+   * blocking volumes on every change. Throws naming them at the deadline, or when cancelled.
+   */
+  waitForVolumeDetach?(node: string, opts: VolumeDetachOptions): Promise<void>;
+}
+
+/** What a condition gate reads: one object by name, or every object matching a label selector. */
+export interface ObjectSelection {
+  apiVersion: string;
+  kind: string;
+  /** Namespace of a namespaced kind; with a selector, omitted = every namespace. */
+  namespace?: string;
+  name?: string;
+  /** API server syntax, e.g. `app=x,tier in (a,b)`; "" selects every object. */
+  labelSelector?: string;
+}
+
+/** The current objects of a selection (ordered by namespace/name), or why they cannot be read. */
+export type SelectionState =
+  | { objects: Record<string, unknown>[]; generation: number }
+  | { unavailable: string };
+
+export interface ObjectWatch {
+  /** The next state not consumed yet (waits; coalesced, last wins); undefined once stopped. Throws a permanent error. */
+  next(): Promise<SelectionState | undefined>;
+  /** The newest state not consumed yet, without waiting. */
+  take(): SelectionState | undefined;
+  stop(): void;
+}
+
+export interface VolumeDetachOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** The volumes still attached or detaching (`<pv or VolumeAttachment> (<attacher>)`), on every change. */
+  onBlocking?: (volumes: string[]) => void;
 }
 
 /** How a supporting manifest is applied: `full` = kept in sync and pruned; `one-time` = created if absent, never touched. */

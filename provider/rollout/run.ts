@@ -5,8 +5,12 @@
 // sees is built by the pure core (plan, gate, status, messages).
 
 import type { HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
+import type { MaintenanceSchedule } from "../schedule";
 import { systemClock, type Clock } from "./clock";
 import { cleanUp } from "./cleanup";
+import { ConditionWatch, type ConditionGate } from "./conditions";
+import { runNodeHook, type NodeHooks } from "./hooks";
+import { soak } from "./soak";
 import { RunContext, Stop, errorText } from "./context";
 import { holdGate } from "./hold";
 import { upgradeNode } from "./node";
@@ -48,6 +52,16 @@ export interface RunOptions {
   onProgress?: (line: string) => void;
   /** Where problems the run survives are reported (mirror writes, sweeps, lease release); default onProgress. */
   onWarning?: (line: string) => void;
+  /** Watch-driven CEL conditions; all must hold, with the healthchecks, before each wave (evaluated on watch events). */
+  conditions?: readonly ConditionGate[];
+  /** After a wave's nodes are back and Ready: at least this long with every condition holding before the next wave. */
+  soakMs?: number;
+  /** No node starts outside these windows; the run stops at a closed window with when the next one opens. */
+  schedule?: MaintenanceSchedule;
+  /** Jobs run before each node goes down and after it is back (also when it failed). */
+  hooks?: NodeHooks;
+  /** After the drain (>= 1.13 path): bound of the wait for the node's VolumeAttachments to detach; 0 = no wait. */
+  volumeDetachTimeoutMs?: number;
 }
 
 /** A run that ended with phase Failed; `status` is the final status (also mirrored). */
@@ -72,8 +86,10 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     opts.status ?? initialStatus(opts.cluster, { lastUpgradeVersion: opts.lastUpgradeVersion }));
   // Read before this run's first write replaces it: which nodes a previous run left in flight.
   const previous = opts.status ?? ((await kube.readStatus(opts.cluster).catch(() => undefined)) as UpgradeStatus | undefined);
+  // One watch per condition for the whole run: the gate and the soak read the current verdicts at once.
+  const conditions = opts.conditions?.length ? new ConditionWatch(kube, opts.conditions) : undefined;
   try {
-    await rollWaves(ctx, previous);
+    await rollWaves(ctx, previous, conditions);
     await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
     return ctx.status;
   } catch (e) {
@@ -83,8 +99,15 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     // 256-byte form of it, which would cut off the advice.
     throw new RolloutError(reason, ctx.status);
   } finally {
+    conditions?.stop();
     await cleanUp(ctx);
   }
+}
+
+/** Stops the run when no node may start now (outside every maintenance window). */
+function checkWindow(ctx: RunContext): void {
+  const closed = ctx.opts.schedule?.closedReason(new Date(ctx.now()));
+  if (closed) throw new Stop(closed);
 }
 
 /**
@@ -92,7 +115,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
  * are not ready when their turn comes are set aside, so one dead node slows the rollout instead of freezing it; the
  * run then ends unconverged, naming them.
  */
-async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined): Promise<void> {
+async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, conditions: ConditionWatch | undefined): Promise<void> {
   const { opts } = ctx;
   let machines = await ctx.machines();
   await releaseOwnCordons(ctx, machines, "leftover");
@@ -107,7 +130,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined): 
       machines: ms,
       targetVersion: opts.targetVersion,
       ...(opts.strategy ? { strategy: opts.strategy } : {}),
-      healthchecks: opts.healthchecks.map((c) => c.id),
+      healthchecks: [...opts.healthchecks.map((c) => c.id), ...(opts.conditions ?? []).map((c) => c.id)],
       ...(lastUpgradeVersion !== undefined ? { lastUpgradeVersion } : {}),
       mode: forced,
       setAside: [...setAside],
@@ -117,6 +140,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined): 
   await ctx.emit({ type: "RunStarted", at: ctx.now(), plan: planFor(machines) }, true);
 
   const attempted = new Set<string>();
+  let lastBackAt: number | undefined;
   for (let waveNo = 1; ; waveNo++) {
     machines = await ctx.machines();
     const plan = planFor(machines);
@@ -127,7 +151,10 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined): 
     ctx.checkStop(wave.machines[0].name);
     let next = wave;
     if (forced === "upgrading") {
-      await holdGate(ctx, waveNo, wave.machines[0].name, inFlight);
+      // Windows pace upgrades only: a revert (like Omni's, ungated) must always be possible.
+      checkWindow(ctx);
+      if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
+      await holdGate(ctx, waveNo, wave.machines[0].name, inFlight, conditions);
       // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
       // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
       machines = await ctx.machines();
@@ -135,8 +162,10 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined): 
       if (!fresh || fresh.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
       next = fresh;
     }
+    if (forced === "upgrading") checkWindow(ctx); // the window may have closed while the gate held
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
     await upgradeWave(ctx, next, machines, attempted, setAside);
+    lastBackAt = ctx.now();
     await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: waveNo }, true);
   }
   if (setAside.size) {
@@ -161,8 +190,17 @@ async function upgradeWave(ctx: RunContext, wave: Wave, live: Machine[], attempt
         return;
       }
       attempted.add(machine.name);
+      let outcome: "upgraded" | "failed" = "upgraded";
       try {
+        await runNodeHook(ctx, "beforeNode", machine);
         await upgradeNode(ctx, machine, planned.to);
+      } catch (e) {
+        outcome = "failed";
+        failures.push(errorText(e));
+      }
+      // Also after a failure (of the node or of beforeNode): the cluster must not stay in maintenance mode.
+      try {
+        await runNodeHook(ctx, "afterNode", machine, outcome);
       } catch (e) {
         failures.push(errorText(e));
       }

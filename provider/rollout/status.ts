@@ -11,7 +11,7 @@ export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed";
 /** `skipped`: already on the target; `set-aside`: not ready when its turn came, not upgraded by this run. */
 export type MachineRunState = "pending" | "upgrading" | "done" | "failed" | "skipped" | "set-aside";
 export type CheckState = "RUNNING" | "FAILED" | "PASSED";
-export type GateState = "idle" | "checking" | "held" | "waiting-for-ready";
+export type GateState = "idle" | "checking" | "held" | "waiting-for-ready" | "soaking";
 
 export interface MachineStatus {
   name: string;
@@ -76,6 +76,9 @@ export interface UpgradeStatus {
   gateAttempt: number;
   heldSince?: string;
   nextRetryAt?: string;
+  /** While soaking: when the next node may go at the earliest, and why the soak restarted (if it did). */
+  soakUntil?: string;
+  soakReason?: string;
   machines: MachineStatus[];
   healthchecks: HealthcheckStatus[];
   startedAt?: string;
@@ -104,6 +107,11 @@ export type StatusEvent =
   | { type: "NodeFailed"; at: number; node: string; reason: string }
   | { type: "NodeSetAside"; at: number; node: string }
   | { type: "WaveDone"; at: number; wave: number }
+  | { type: "SoakStarted"; at: number; soakMs: number; untilAt: number }
+  | { type: "SoakRestarted"; at: number; reason: string }
+  | { type: "SoakDone"; at: number }
+  | { type: "HookStarted"; at: number; node: string; phase: string; id: string }
+  | { type: "HookFinished"; at: number; node: string; phase: string; id: string; error?: string }
   | { type: "RunFinished"; at: number }
   | { type: "RunFailed"; at: number; reason: string };
 
@@ -165,6 +173,7 @@ function derive(s: UpgradeStatus): UpgradeStatus {
   if (s.phase === "Failed") return s; // frozen at the moment of failure
   let step: string;
   if (s.gate === "waiting-for-ready") step = msg.STEP_WAITING_FOR_READY;
+  else if (s.gate === "soaking") step = msg.stepSoaking(s.soakUntil ?? "", s.soakReason);
   else if (s.gate === "checking" || s.gate === "held") step = checksStep(s) ?? machineStep(s);
   else step = machineStep(s);
   return { ...s, status: statusLine(s), step };
@@ -182,7 +191,7 @@ function upsertCheck(s: UpgradeStatus, id: string, f: (h: HealthcheckStatus) => 
 }
 
 function withoutHold(s: UpgradeStatus): UpgradeStatus {
-  const { heldSince: _h, nextRetryAt: _n, ...rest } = s;
+  const { heldSince: _h, nextRetryAt: _n, soakUntil: _u, soakReason: _r, ...rest } = s;
   return rest;
 }
 
@@ -304,6 +313,15 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
       return updateMachine(s, e.node, (m) => ({ ...m, state: "set-aside" }));
     case "WaveDone":
       return { ...s, wave: e.wave };
+    case "SoakStarted":
+      return { ...withoutHold(s), gate: "soaking", soakUntil: iso(e.untilAt) };
+    case "SoakRestarted":
+      return { ...s, gate: "soaking", soakReason: e.reason };
+    case "SoakDone":
+      return { ...withoutHold(s), gate: "idle" };
+    case "HookStarted":
+    case "HookFinished":
+      return s;
     case "RunFinished":
       return {
         ...withoutHold(s),
@@ -385,6 +403,16 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
       return msg.progressNodeSetAside(e.node);
     case "WaveDone":
       return msg.progressWaveDone(e.wave, s.waves);
+    case "SoakStarted":
+      return msg.progressSoakStarted(e.soakMs, iso(e.untilAt));
+    case "SoakRestarted":
+      return msg.progressSoakRestarted(e.reason);
+    case "SoakDone":
+      return msg.PROGRESS_SOAK_DONE;
+    case "HookStarted":
+      return msg.progressHookStarted(e.phase, e.id, e.node);
+    case "HookFinished":
+      return msg.progressHookFinished(e.phase, e.id, e.node, e.error);
     case "RunFinished":
       return msg.progressRunFinished(
         s.machines.length,

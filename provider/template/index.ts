@@ -12,6 +12,9 @@
 //       annotations?} with the template's rules; failures are [{ path, message }] for a Pulumi `check`.
 //   composeHealthcheck(hc: Healthcheck, clusterName?): { id, jobName, namespace, job, configHash, intervalMs }
 //       The runner Job (= provider/rollout/ports.ts HealthcheckJob); throws TemplateValidationError on a bad manifest.
+//   validateNodeHook(input, { cluster, ...fileOptions }, field): { hook: { base, timeoutMs } } | { failures: [{ field, message }] }
+//       A beforeNode/afterNode hook {name?, idOverride?, job? | file?, timeout?}; composeNodeHook(hook, { phase, cluster,
+//       node: { name, role }, outcome? }) is its runner Job for one node (per-node name and hash, TALOS_GATE_* env).
 //   composeHealthcheckInput(input, { cluster, ...fileOptions }): { ok: true, composed } | { ok: false, failures }
 //       validateHealthcheck + composeHealthcheck in one step (the SDK at preview, the provider at create).
 //   healthcheckId({name?, idOverride?}, cluster): string — `idOverride` or `cluster-<cluster>-<name>`.
@@ -31,6 +34,10 @@ export {
   composeHealthcheck, configHash, RUNNER_LABEL_KEY, RUNNER_LABEL_VALUE, CONFIG_HASH_ANNOTATION, DEFAULT_NAMESPACE,
   TERMINATION_MESSAGE_POLICY, type ComposedHealthcheckJob,
 } from "./compose";
+export {
+  composeNodeHook, validateNodeHook, DEFAULT_HOOK_TIMEOUT_MS, HOOK_ENV, HOOK_NODE_ANNOTATION, HOOK_PHASE_LABEL, HOOK_PHASES,
+  type HookFailure, type HookNode, type HookPhase, type NodeHook, type NodeHookContext,
+} from "./hooks";
 export { TemplateValidationError, type TemplateError } from "./errors";
 export { composeHealthcheckInput, type ComposedInput } from "./healthcheckInput";
 export type { FileOptions } from "./files";

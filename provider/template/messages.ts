@@ -163,6 +163,21 @@ export const healthcheck = {
     `healthcheck ID ${q(id)} cannot be used to build the runner Job name ${q(jobName)}: ${errs.join("; ")}`,
 };
 
+/** beforeNode / afterNode hooks (talos-gate): Jobs run once per node around its upgrade. */
+export const hook = {
+  notObject: (got: unknown) =>
+    `must be a hook: { name, job | file, timeout? } (a Job that runs once per node), got ${JSON.stringify(got)}`,
+  noInterval: "a hook runs once per node and stops the rollout when it fails; it has no interval",
+  unknownKey: (key: string) => `unknown field ${q(key)}; a hook has name, idOverride, job, file and timeout`,
+  nameTooLong: (jobName: string, max: number) =>
+    `the runner Job name ${q(jobName)} leaves no room for the per-node suffix (at most ${max} characters before it); ` +
+    "use a shorter name or idOverride",
+  reservedEnv: (container: string, name: string) =>
+    `container ${q(container)} sets env ${name}, which talos-gate sets for every hook Job (the node, its role and the phase)`,
+  timeoutInvalid: (v: unknown, err: string) => `timeout ${JSON.stringify(v)} is invalid: ${err}; use a Go duration such as "10m"`,
+  timeoutTooShort: "timeout must be at least 1s",
+};
+
 /** Kubernetes' own DNS-1123 label messages (apimachinery validation). */
 export const dns = {
   maxLength: (n: number) => `must be no more than ${n} characters`,

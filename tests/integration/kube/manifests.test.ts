@@ -90,4 +90,37 @@ metadata: {name: ${ns}}
       return true;
     });
   });
+
+  it("applies a CRD's schema as written (x-kubernetes-preserve-unknown-fields, default, enum), so its objects keep their status", async () => {
+    const h = await harness();
+    const id = unique();
+    const group = `m${id.replace(/[^a-z0-9]/g, "")}.rook.io`;
+    const crd = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: cephclusters.${group}}
+spec:
+  group: ${group}
+  scope: Namespaced
+  names: {kind: CephCluster, plural: cephclusters, singular: cephcluster, listKind: CephClusterList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, properties: {mode: {type: string, enum: [a, b], default: a}}}
+            status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`;
+    await h.kube.applyManifests([{ name: "crd", content: crd }], { cluster: `m-${id}` });
+    const custom = h.kc.makeApiClient(k8s.CustomObjectsApi);
+    const read = (await custom.getClusterCustomObject({
+      group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions", name: `cephclusters.${group}`,
+    })) as { spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: Record<string, Record<string, unknown>> } } }> } };
+    const props = read.spec.versions[0].schema.openAPIV3Schema.properties;
+    assert.equal(props.status["x-kubernetes-preserve-unknown-fields"], true);
+    assert.deepEqual((props.spec.properties as Record<string, unknown>).mode, { type: "string", enum: ["a", "b"], default: "a" });
+  });
 });

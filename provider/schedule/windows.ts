@@ -1,0 +1,295 @@
+// Maintenance windows: when a node may start its upgrade. Two forms, freely mixed (a schedule is their union):
+//   "Sat 02:00-06:00 Europe/Berlin"  days (Mon, Mon-Fri, Sat,Sun, Fri-Mon), a wall-clock range (an end before the
+//                                     start crosses midnight; 24:00 is midnight) and an IANA zone
+//   { cron: "0 2 * * 6", duration: "4h", timeZone: "Europe/Berlin" }   a start by cron, lasting an elapsed duration
+// Wall-clock ranges follow the zone's clock across DST: "01:00-05:00" lasts 3 h on the spring-forward night and 5 h on
+// the fall-back night; a start in the skipped hour begins when the clock jumps; an ambiguous wall time (the repeated
+// hour) is the later of the two (luxon's choice, the shorter window). Cron starts are cron-parser's: in the skipped
+// hour they fire at the jump, in the repeated hour once. PURE (luxon for zones and calendars, cron-parser for cron).
+import { CronExpressionParser } from "cron-parser";
+import { DateTime, IANAZone } from "luxon";
+import { parseDuration } from "../template/duration";
+import * as M from "./messages";
+
+/** One window as a user writes it. */
+export type WindowInput = string | { cron: string; duration: string; timeZone: string };
+
+interface Interval {
+  start: number;
+  end: number;
+}
+
+/** One window source: its occurrences in time. */
+interface Source {
+  zone: string;
+  /** Canonical form: two sources with the same key open at the same times. */
+  key: string;
+  /** Occurrences with start ≤ t < end. */
+  containing(t: number): Interval[];
+  /** The earliest occurrence starting strictly after t, searching at most `horizonMs` ahead. */
+  firstStartAfter(t: number, horizonMs: number): number | undefined;
+}
+
+const DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+const FULL = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+const DAY_MS = 86_400_000;
+/** How far ahead a next window is searched, and how long a chain of adjoining windows is followed. */
+export const HORIZON_DAYS = 366;
+
+function dayIndex(s: string): number | undefined {
+  const l = s.toLowerCase();
+  const i = DAYS.indexOf(l);
+  if (i >= 0) return i + 1; // luxon weekday: Monday = 1
+  const j = FULL.indexOf(l);
+  return j >= 0 ? j + 1 : undefined;
+}
+
+function parseDays(text: string, field: string, failures: WindowFailure[]): Set<number> | undefined {
+  const days = new Set<number>();
+  for (const item of text.split(",")) {
+    const [a, b, ...rest] = item.split("-");
+    const from = dayIndex(a);
+    const to = b === undefined ? from : dayIndex(b);
+    if (from === undefined || to === undefined || rest.length > 0) {
+      failures.push({ field, message: M.dayUnknown(item) });
+      return undefined;
+    }
+    for (let d = from; ; d = (d % 7) + 1) {
+      days.add(d);
+      if (d === to) break;
+    }
+  }
+  return days;
+}
+
+function parseClock(s: string): number | undefined {
+  const m = /^([01]?\d|2[0-4]):([0-5]\d)$/.exec(s);
+  if (!m) return undefined;
+  const minutes = Number(m[1]) * 60 + Number(m[2]);
+  return minutes <= 24 * 60 ? minutes : undefined;
+}
+
+/** Local wall-clock `minutes` after midnight of `day`, as an instant (24:00 = next midnight). */
+function at(day: DateTime, minutes: number): number {
+  const base = minutes >= 24 * 60 ? day.plus({ days: 1 }) : day;
+  const m = minutes % (24 * 60);
+  return DateTime.fromObject({ year: base.year, month: base.month, day: base.day, hour: Math.floor(m / 60), minute: m % 60 }, { zone: day.zone }).toMillis();
+}
+
+function weeklySource(days: Set<number>, startMin: number, endMin: number, zone: string): Source {
+  const crosses = endMin <= startMin;
+  const occurrence = (day: DateTime): Interval | undefined => {
+    if (!days.has(day.weekday)) return undefined;
+    const start = at(day, startMin);
+    const end = at(crosses ? day.plus({ days: 1 }) : day, endMin);
+    return end > start ? { start, end } : undefined;
+  };
+  const localDay = (t: number) => DateTime.fromMillis(t, { zone }).startOf("day");
+  return {
+    zone,
+    key: `weekly ${[...days].sort().join(",")} ${startMin}-${endMin} ${zone}`,
+    containing(t) {
+      const out: Interval[] = [];
+      for (let i = -2; i <= 0; i++) {
+        const o = occurrence(localDay(t).plus({ days: i }));
+        if (o && o.start <= t && t < o.end) out.push(o);
+      }
+      return out;
+    },
+    firstStartAfter(t, horizonMs) {
+      const days = Math.ceil(horizonMs / DAY_MS) + 1;
+      const first = localDay(t);
+      for (let i = 0; i <= Math.min(days, 8); i++) {
+        const o = occurrence(first.plus({ days: i }));
+        if (o && o.start > t && o.start - t <= horizonMs) return o.start;
+      }
+      return undefined;
+    },
+  };
+}
+
+function cronSource(cron: string, durationMs: number, zone: string): Source {
+  const parse = (from: number) => CronExpressionParser.parse(cron, { currentDate: new Date(from), tz: zone });
+  return {
+    zone,
+    key: `cron ${cron.split(/\s+/).join(" ")} ${durationMs} ${zone}`,
+    containing(t) {
+      // Starts in (t - duration, t] contain t. Walked forward with next(): cron-parser's prev() skips a start that
+      // fell into the spring-forward gap (it fires at the jump going forward, but prev() from after it misses it).
+      const it = parse(t - durationMs);
+      let latest: number | undefined;
+      for (let i = 0; i < 10_000; i++) {
+        const start = it.next().getTime();
+        if (start > t) break;
+        latest = start;
+      }
+      return latest === undefined ? [] : [{ start: latest, end: latest + durationMs }];
+    },
+    firstStartAfter(t, horizonMs) {
+      const start = parse(t).next().getTime();
+      return start > t && start - t <= horizonMs ? start : undefined;
+    },
+  };
+}
+
+function parseText(text: string, field: string, failures: WindowFailure[]): Source | undefined {
+  const parts = text.trim().split(/\s+/);
+  if (parts.length !== 3) {
+    failures.push({ field, message: M.windowParts(text) });
+    return undefined;
+  }
+  const [daysText, range, zone] = parts;
+  const before = failures.length;
+  const days = parseDays(daysText, field, failures);
+  const [a, b, ...rest] = range.split("-");
+  const start = parseClock(a);
+  const end = b === undefined ? undefined : parseClock(b);
+  if (start === undefined || end === undefined || rest.length > 0 || start === 24 * 60) {
+    failures.push({ field, message: M.timeRangeInvalid(range) });
+  } else if (start === end) {
+    failures.push({ field, message: M.timeRangeEmpty(range) });
+  }
+  if (!IANAZone.isValidZone(zone)) failures.push({ field, message: M.zoneInvalid(zone) });
+  if (failures.length > before || !days || start === undefined || end === undefined) return undefined;
+  return weeklySource(days, start, end, zone);
+}
+
+const CRON_KEYS = ["cron", "duration", "timeZone"];
+
+function parseCron(v: Record<string, unknown>, field: string, failures: WindowFailure[]): Source | undefined {
+  const before = failures.length;
+  for (const k of Object.keys(v)) if (!CRON_KEYS.includes(k)) failures.push({ field, message: M.unknownKey(k) });
+  const missing = CRON_KEYS.filter((k) => typeof v[k] !== "string" || v[k] === "");
+  for (const k of missing) failures.push({ field: `${field}.${k}`, message: M.missingKey(k) });
+  if (missing.length > 0) return undefined;
+  const cron = (v.cron as string).trim(), zone = v.timeZone as string;
+  let durationMs = 0;
+  try {
+    durationMs = parseDuration(v.duration as string);
+    if (durationMs < 60_000) failures.push({ field: `${field}.duration`, message: M.durationTooShort() });
+  } catch (err) {
+    failures.push({ field: `${field}.duration`, message: M.durationInvalid(v.duration, (err as Error).message) });
+  }
+  const zoneOk = IANAZone.isValidZone(zone);
+  if (!zoneOk) failures.push({ field: `${field}.timeZone`, message: M.zoneInvalid(zone) });
+  const fields = cron.split(/\s+/).length;
+  if (fields !== 5) failures.push({ field: `${field}.cron`, message: M.cronInvalid(cron, M.cronFields(fields)) });
+  else {
+    try {
+      CronExpressionParser.parse(cron, zoneOk ? { tz: zone } : {}).next();
+    } catch (err) {
+      failures.push({ field: `${field}.cron`, message: M.cronInvalid(cron, (err as Error).message) });
+    }
+  }
+  return failures.length > before ? undefined : cronSource(cron, durationMs, zone);
+}
+
+/** Maintenance windows: no node starts outside them. An empty schedule is always open. */
+export class MaintenanceSchedule {
+  constructor(private readonly sources: readonly Source[]) {}
+
+  /** Canonical form of the windows (sorted, duplicates once), whatever their spelling. */
+  get key(): string[] {
+    return [...new Set(this.sources.map((s) => s.key))].sort();
+  }
+
+  /** True when there are no windows (no restriction). */
+  get unrestricted(): boolean {
+    return this.sources.length === 0;
+  }
+
+  isOpen(now: Date): boolean {
+    const t = now.getTime();
+    return this.unrestricted || this.sources.some((s) => s.containing(t).length > 0);
+  }
+
+  /**
+   * When the window open at `now` closes (adjoining and overlapping windows merged), undefined when closed or
+   * unrestricted. A chain longer than the horizon ends at the horizon.
+   */
+  currentWindowEnd(now: Date): Date | undefined {
+    if (this.unrestricted) return undefined;
+    const t = now.getTime();
+    const limit = t + HORIZON_DAYS * DAY_MS;
+    let end: number | undefined;
+    for (let probe = t; probe < limit; ) {
+      const ends = this.sources.flatMap((s) => s.containing(probe)).map((i) => i.end);
+      if (ends.length === 0) break;
+      end = Math.max(...ends);
+      probe = end;
+    }
+    return end === undefined ? undefined : new Date(Math.min(end, limit));
+  }
+
+  /** The next window start strictly after `now` (within the horizon), and the zone of that window. */
+  nextWindow(now: Date): { start: Date; timeZone: string } | undefined {
+    const t = now.getTime();
+    let best: { start: number; zone: string } | undefined;
+    for (const s of this.sources) {
+      const start = s.firstStartAfter(t, HORIZON_DAYS * DAY_MS);
+      if (start !== undefined && (!best || start < best.start)) best = { start, zone: s.zone };
+    }
+    return best && { start: new Date(best.start), timeZone: best.zone };
+  }
+
+  nextWindowStart(now: Date): Date | undefined {
+    return this.nextWindow(now)?.start;
+  }
+
+  /** Why no node may start now, or undefined when one may: "outside the maintenance window, resumes in ... at <time>". */
+  closedReason(now: Date): string | undefined {
+    if (this.isOpen(now)) return undefined;
+    const next = this.nextWindow(now);
+    return next ? M.outsideWindow(formatInstant(next.start, next.timeZone)) : M.noWindowAhead(HORIZON_DAYS);
+  }
+
+  /** For the plan: until when the current window is open, or when the first node would start. */
+  planLine(now: Date): string | undefined {
+    if (this.unrestricted) return undefined;
+    const end = this.currentWindowEnd(now);
+    if (end) return M.windowOpenUntil(formatInstant(end, this.zoneAt(now)));
+    const next = this.nextWindow(now);
+    return next ? M.firstNodeAt(formatInstant(next.start, next.timeZone)) : M.noWindowAhead(HORIZON_DAYS);
+  }
+
+  private zoneAt(now: Date): string {
+    const t = now.getTime();
+    return this.sources.find((s) => s.containing(t).length > 0)?.zone ?? this.sources[0].zone;
+  }
+}
+
+/** `Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC)`; the UTC date is shown too when it differs; UTC zones once. */
+export function formatInstant(at: Date, zone: string): string {
+  const local = DateTime.fromJSDate(at, { zone });
+  const text = local.toFormat("ccc yyyy-MM-dd HH:mm");
+  if (local.offset === 0 && /^(Etc\/)?(UTC|GMT|UCT|Zulu)$/i.test(zone)) return `${text} ${zone}`;
+  const utc = DateTime.fromJSDate(at, { zone: "UTC" });
+  const utcText = utc.toISODate() === local.toISODate() ? utc.toFormat("HH:mm") : utc.toFormat("yyyy-MM-dd HH:mm");
+  return M.instant(text, zone, utcText);
+}
+
+export interface WindowFailure {
+  /** `maintenanceWindows[i]` or `maintenanceWindows[i].cron` ... */
+  field: string;
+  message: string;
+}
+
+/**
+ * Parses `maintenanceWindows` (undefined or [] = unrestricted). Every failure names `<field>[i]` and what is wrong.
+ */
+export function parseMaintenanceWindows(input: unknown, field = "maintenanceWindows"):
+  { schedule: MaintenanceSchedule; failures: [] } | { schedule?: undefined; failures: WindowFailure[] } {
+  if (input === undefined || input === null) return { schedule: new MaintenanceSchedule([]), failures: [] };
+  if (!Array.isArray(input)) return { failures: [{ field, message: M.notAList() }] };
+  const failures: WindowFailure[] = [];
+  const sources: Source[] = [];
+  input.forEach((w, i) => {
+    const f = `${field}[${i}]`;
+    let s: Source | undefined;
+    if (typeof w === "string") s = parseText(w, f, failures);
+    else if (w && typeof w === "object" && !Array.isArray(w)) s = parseCron(w as Record<string, unknown>, f, failures);
+    else failures.push({ field: f, message: M.windowShape(w) });
+    if (s) sources.push(s);
+  });
+  return failures.length > 0 ? { failures } : { schedule: new MaintenanceSchedule(sources), failures: [] };
+}

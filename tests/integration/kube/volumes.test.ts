@@ -1,0 +1,81 @@
+// Storage-aware reboot: waiting for a node's VolumeAttachments to detach, against the real kube-apiserver (the test
+// writes the VolumeAttachments and their status itself, as the attach/detach controller and a CSI attacher would).
+import assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import { KubeClients } from "../../../provider/kube/client";
+import { waitForVolumeDetach } from "../../../provider/kube/volumes";
+import { onSuiteEnd } from "../../support/fixtures";
+import { kubeConfigOf, testControlPlane } from "../../support/kube";
+import { delay } from "./helpers";
+
+/** Resolves with the promise's value, or "pending" if it has not settled within `ms`. */
+async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T | "pending"> {
+  return Promise.race([p, delay(ms).then(() => "pending" as const)]);
+}
+
+let counter = 0;
+
+describe("integration: kube port — volume detach before reboot", function () {
+  this.timeout(120000);
+
+  async function setup() {
+    const cp = await testControlPlane();
+    const c = new KubeClients(cp.kubeconfig);
+    onSuiteEnd(async () => c.close());
+    const storage = kubeConfigOf(cp).makeApiClient(k8s.StorageV1Api);
+    const node = `va-node-${process.pid}-${counter++}`;
+    const attach = async (name: string, pv: string, onNode = node, attached = true, finalizers?: string[]) => {
+      await storage.createVolumeAttachment({
+        body: { metadata: { name, finalizers }, spec: { attacher: "csi.test.dev", nodeName: onNode, source: { persistentVolumeName: pv } } },
+      });
+      if (attached) await setAttached(name, true);
+    };
+    const setAttached = (name: string, attached: boolean) =>
+      storage.patchVolumeAttachmentStatus({ name, body: { status: { attached } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    return { c, storage, node, attach, setAttached };
+  }
+
+  it("waits while volumes are attached or detaching, reporting them, and returns once all are detached or gone", async () => {
+    const { c, storage, node, attach, setAttached } = await setup();
+    const id = `${process.pid}-${counter}`;
+    await attach(`va-a-${id}`, `pv-a-${id}`);
+    await attach(`va-b-${id}`, `pv-b-${id}`, node, true, ["external-attacher/csi-test-dev"]);
+    await attach(`va-other-${id}`, `pv-other-${id}`, `elsewhere-${id}`); // another node's volume never blocks
+    const reports: string[][] = [];
+    const wait = waitForVolumeDetach(c, node, { timeoutMs: 60000, onBlocking: (v) => reports.push(v) }, () => undefined);
+    assert.equal(await settledWithin(wait, 1500), "pending", "holds while both volumes are attached");
+    assert.deepEqual(reports[0], [`pv-a-${id} (csi.test.dev)`, `pv-b-${id} (csi.test.dev)`]);
+
+    await setAttached(`va-a-${id}`, false); // detached; the controller would delete it later
+    await storage.deleteVolumeAttachment({ name: `va-b-${id}` }); // finalizer keeps it while the attacher detaches
+    await delay(500);
+    assert.equal(await settledWithin(wait, 1000), "pending", "a VolumeAttachment being deleted is still detaching");
+    assert.deepEqual(reports[reports.length - 1], [`pv-b-${id} (csi.test.dev, detaching)`]);
+
+    await storage.patchVolumeAttachment({ name: `va-b-${id}`, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    assert.equal(await settledWithin(wait, 10000), undefined, "resolves once the last one is gone");
+  });
+
+  it("ends at the deadline naming the node and the blocking volumes", async () => {
+    const { c, node, attach } = await setup();
+    const id = `${process.pid}-${counter}`;
+    await attach(`va-stuck-${id}`, `pv-stuck-${id}`);
+    await assert.rejects(waitForVolumeDetach(c, node, { timeoutMs: 1500 }, () => undefined), (err: Error) => {
+      assert.equal(err.message, `node ${node}: 1 volume(s) still attached 1.5s after the drain: pv-stuck-${id} (csi.test.dev); ` +
+        "check the CSI driver's attacher (kubectl get volumeattachments), then retry");
+      return true;
+    });
+  });
+
+  it("returns at once for a node without attachments, and stops when cancelled", async () => {
+    const { c, node, attach } = await setup();
+    assert.equal(await settledWithin(waitForVolumeDetach(c, `${node}-empty`, { timeoutMs: 60000 }, () => undefined), 10000), undefined);
+    await attach(`va-c-${process.pid}-${counter}`, "pv-c");
+    const abort = new AbortController();
+    const wait = waitForVolumeDetach(c, node, { timeoutMs: 60000, signal: abort.signal }, () => undefined);
+    await delay(300);
+    abort.abort();
+    await assert.rejects(wait, /waiting for the volumes of node .* to detach was cancelled/);
+  });
+});
