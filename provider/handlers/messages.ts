@@ -26,6 +26,12 @@ export const healthcheckInvalidInputs = (i: number) =>
 export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
 
 export const planUnavailable = (reason: string) => `(plan computed at apply time: ${reason})`;
+/** "installer factory.talos.dev/aws-installer/<schematic>:v1.13.2: w-2, w-3" (no names: every node). */
+export const planImage = (image: string, nodes: readonly string[]) => {
+  const shown = nodes.length > 12 ? [...nodes.slice(0, 12), `and ${nodes.length - 12} more`] : nodes;
+  return `installer ${image}: ${nodes.length ? shown.join(", ") : "every node"}`;
+};
+export const planImageUnknown = (reason: string) => `(read from the node at apply time: ${reason})`;
 export const planUnknownInputs = "(plan computed at apply time: inputs are not known yet)";
 
 export const deleteUnreachable = (what: string, cluster: string, reason: string) =>

@@ -7,7 +7,8 @@
 import * as os from "node:os";
 import type { KubeClient } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
-import type { Machine } from "../rollout/ports";
+import type { Machine, TalosApi } from "../rollout/ports";
+import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "./clusterSpec";
 import { RolloutError, runRollout } from "../rollout/run";
 import type { UpgradeStatus } from "../rollout/status";
@@ -72,12 +73,41 @@ async function previewPlan(news: Props): Promise<string[]> {
         ],
         lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
       });
-      return [...describePlan(plan), ...gatePlanLines(spec.gates, new Date())];
+      const pending = plan.waves.flatMap((w) => w.machines.map((pm) => machines.find((m) => m.name === pm.name)!));
+      return [...describePlan(plan), ...(await imagePlanLines(spec, pending)), ...gatePlanLines(spec.gates, new Date())];
     });
   } catch (err) {
     return [msg.planUnavailable(errorText(err))];
   } finally {
     await kube.close().catch(() => undefined);
+  }
+}
+
+/** Each node's installer image: the user's choice, else its own platform and schematic, read from it (Omni's rule). */
+function imageFor(talos: TalosApi, spec: TalosUpgradeSpec): (m: Machine, version: string) => Promise<string> {
+  return async (m, version) => spec.installer.installerImage
+    ?? nodeInstallerImage(m.name, version, await talos.imageFacts(m.address), spec.installer);
+}
+
+/**
+ * Which installer image each pending node gets, grouped ("installer ghcr.io/…:v1.13.2: cp-1, w-1"), so a reviewer
+ * sees before the merge that nodes installed from Image Factory keep their extensions. Read from the nodes within
+ * the preview's budget; a node that cannot be read says so (the run reads it again before its upgrade).
+ */
+async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promise<string[]> {
+  if (pending.length === 0) return [];
+  if (spec.installer.installerImage) return [msg.planImage(spec.installer.installerImage, [])];
+  const talos = talosApi(spec.talosconfig);
+  try {
+    const image = imageFor(talos, spec);
+    const byImage = new Map<string, string[]>();
+    await Promise.all(pending.map(async (m) => {
+      const key = await image(m, spec.version).catch((err) => msg.planImageUnknown(errorText(err)));
+      byImage.set(key, [...(byImage.get(key) ?? []), m.name]);
+    }));
+    return [...byImage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([img, names]) => msg.planImage(img, names.sort()));
+  } finally {
+    talos.close();
   }
 }
 
@@ -110,7 +140,7 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
       cluster: spec.clusterName,
       holder: holderOf(spec, id),
       targetVersion: spec.version,
-      installerImage: () => spec.image,
+      installerImage: imageFor(talos, spec),
       healthchecks: spec.healthchecks,
       strategy: spec.strategy,
       lastUpgradeVersion: previous?.status?.lastUpgradeVersion || mirrored?.lastUpgradeVersion || undefined,

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { RolloutStrategy } from "../rollout/plan";
 import type { HealthcheckJob } from "../rollout/ports";
-import { installerImage, targetVersion } from "../talos/image";
+import { installerImage, targetVersion, type InstallerChoice } from "../talos/image";
 import * as fs from "node:fs";
 import { CONFIG_HASH_ANNOTATION, type ComposedHealthcheckJob } from "../template/compose";
 import { composeHealthcheckInput } from "../template/healthcheckInput";
@@ -78,7 +78,11 @@ export interface TalosUpgradeSpec {
   machines: MachineOverride[];
   /** Version every node must report afterwards, e.g. "v1.13.2". */
   version: string;
-  image: string;
+  /**
+   * What the user chose for the installer (an image for every node, or a schematic for every node); unset = each
+   * node's own platform and schematic, read from it right before its upgrade (Omni's rule).
+   */
+  installer: InstallerChoice;
   healthchecks: HealthcheckJob[];
   strategy: RolloutStrategy;
   holdTimeoutMs: number;
@@ -87,11 +91,18 @@ export interface TalosUpgradeSpec {
   gates: GateInputs;
 }
 
-/** The installer image and the version nodes must report afterwards. */
-export function target(p: Pick<TalosUpgradeProps, "version" | "installerImage" | "schematic">): { image: string; version: string } {
-  const image = p.installerImage
-    ?? installerImage({ version: p.version, schematic: p.schematic, platform: p.schematic ? "metal" : undefined });
-  return { image, version: targetVersion(image, p.version) };
+/**
+ * The installer choice and the version nodes must report afterwards (an explicit installer image's tag must agree with
+ * `version`; a schematic must be an Image Factory id). Throws a TalosError naming what is wrong.
+ */
+export function target(p: Pick<TalosUpgradeProps, "version" | "installerImage" | "schematic">): { installer: InstallerChoice; version: string } {
+  const installer: InstallerChoice = {
+    ...(p.installerImage ? { installerImage: p.installerImage } : {}),
+    ...(!p.installerImage && p.schematic ? { schematic: p.schematic } : {}),
+  };
+  // Validated with the rule the run applies: the schematic's form, the image's tag against the version.
+  const sample = installerImage({ version: p.version, ...(installer.schematic ? { schematic: installer.schematic } : {}) });
+  return { installer, version: targetVersion(installer.installerImage ?? sample, p.version) };
 }
 
 /** Parses validated properties (throws a zod error naming the field when they are not). */
@@ -99,7 +110,7 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
   const p = talosUpgradeProps.parse(props);
   const gates = parseGateInputs(props as Record<string, unknown>);
   if (gates.failures.length > 0) throw new Error(gates.failures.map((f) => f.reason).join("; "));
-  const { image, version } = target(p);
+  const { installer, version } = target(p);
   const s = p.strategy ?? {};
   return {
     clusterName: p.clusterName,
@@ -111,7 +122,7 @@ export function parseTalosUpgrade(props: unknown): TalosUpgradeSpec {
       .map((m) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as MachineOverride)
       .sort((a, b) => a.name.localeCompare(b.name)),
     version,
-    image,
+    installer,
     healthchecks: (p.healthchecks ?? []).map((h, i) => ("id" in h ? fromComposed(h) : composeCheck(h, i))),
     strategy: {
       ...(s.workerParallelism ? { workerParallelism: s.workerParallelism } : {}),
@@ -165,7 +176,7 @@ export function rolloutKey(s: TalosUpgradeSpec): string {
     clusterName: s.clusterName,
     machines: s.machines,
     version: s.version,
-    image: s.image,
+    installer: s.installer,
     holdTimeoutMs: s.holdTimeoutMs,
     nodeTimeoutMs: s.nodeTimeoutMs,
     strategy: {

@@ -7,21 +7,78 @@ import { deadline, type Deadline } from "./clock";
 import type { ConditionWatch } from "./conditions";
 import { Stop, errorText, type RunContext } from "./context";
 import { effectiveInterval, evaluateGate, type CheckResult } from "./gate";
-import type { CheckOutcome, HealthcheckJob } from "./ports";
+import type { CheckOutcome, HealthcheckJob, Machine } from "./ports";
+import type { Wave } from "./plan";
 import * as msg from "./messages";
 
-/** Holds until the cluster is ready and every check passes; throws Stop at holdTimeout or when the run must stop. */
+/** How often the etcd check is asked again while it holds the gate. */
+const ETCD_RETRY_MS = 5_000;
+
+/** One check of the gate, run afresh at every attempt: a user's healthcheck Job, or the built-in etcd check. */
+interface GateCheck {
+  id: string;
+  intervalMs: number;
+  run(signal: AbortSignal): Promise<CheckOutcome>;
+}
+
+/**
+ * Holds until the nodes an interrupted run left are Ready and every check passes — the user's healthchecks and
+ * conditions and, before a control plane, etcd's own health — then returns; throws Stop at holdTimeout, when the run
+ * must stop, or when etcd could never allow the control plane down.
+ */
 export async function holdGate(
-  ctx: RunContext, waveNo: number, nextNode: string, inFlight: ReadonlySet<string>, conditions?: ConditionWatch,
+  ctx: RunContext, waveNo: number, wave: Wave, inFlight: ReadonlySet<string>, conditions?: ConditionWatch,
 ): Promise<void> {
   const start = ctx.now();
+  const nextNode = wave.machines[0].name;
   const bound = deadline(ctx.clock, start + ctx.opts.holdTimeoutMs, [ctx.stop]);
   try {
     await waitInFlightReady(ctx, bound, nextNode, inFlight);
-    await passChecks(ctx, waveNo, bound, nextNode, conditions);
+    const checks = ctx.opts.healthchecks.map((c) => jobCheck(ctx, c));
+    const controlPlane = wave.machines.find((m) => m.role === "controlplane");
+    if (controlPlane) checks.push(etcdCheck(ctx, controlPlane));
+    await passChecks(ctx, waveNo, bound, nextNode, checks, conditions);
   } finally {
     bound.dispose();
   }
+}
+
+/** A user's healthcheck: Omni's Job lifecycle through the Kubernetes port. */
+function jobCheck(ctx: RunContext, check: HealthcheckJob): GateCheck {
+  return { id: check.id, intervalMs: check.intervalMs, run: (signal) => ctx.kube.runCheck(check, { signal }) };
+}
+
+/** etcd could never let this control plane go down (e.g. two members): waiting cannot help. */
+class EtcdRefusal extends Stop {}
+
+/**
+ * Before a control plane goes down, etcd must be healthy and keep quorum without its member (Omni and talosctl ask
+ * the same; Talos' own check is skipped for preserved upgrades from v1.13.4). Asked through another control plane
+ * when there is one, since this one's answer says nothing about the others.
+ */
+function etcdCheck(ctx: RunContext, machine: Pick<Machine, "name">): GateCheck {
+  return {
+    id: msg.ETCD_CHECK_ID,
+    intervalMs: ETCD_RETRY_MS,
+    run: async (signal) => {
+      const live = await ctx.machines();
+      const self = live.find((m) => m.name === machine.name);
+      const via = live.find((m) => m.role === "controlplane" && m.name !== machine.name && m.ready) ?? self;
+      if (!self || !via) return { state: "failed", reason: msg.etcdCheckFailed(`node ${machine.name} is not in the cluster`) };
+      let health;
+      try {
+        health = await ctx.talos.etcdHealth(via.address, { signal });
+      } catch (e) {
+        if (signal.aborted) return { state: "running", reason: msg.CHECK_WAITING_TO_COMPLETE };
+        return { state: "failed", reason: msg.etcdCheckFailed(errorText(e)) };
+      }
+      const member = health.members.some((m) => m.name === self.name) ? self.name : self.address;
+      const verdict = health.canTakeDown(member);
+      if (verdict.ok) return { state: "passed" };
+      if (verdict.permanent) throw new EtcdRefusal(verdict.reason ?? msg.etcdCheckFailed("refused"));
+      return { state: "failed", reason: verdict.reason ?? msg.etcdCheckFailed("not healthy") };
+    },
+  };
 }
 
 async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: string, inFlight: ReadonlySet<string>): Promise<void> {
@@ -48,8 +105,9 @@ async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: str
  * it, the gate waits for the next watch event that changes a condition (it opens on that very event) — or until the
  * Job checks' pass is older than their interval, when they run again.
  */
-async function passChecks(ctx: RunContext, waveNo: number, bound: Deadline, nextNode: string, conditions?: ConditionWatch): Promise<void> {
-  const checks = ctx.opts.healthchecks;
+async function passChecks(
+  ctx: RunContext, waveNo: number, bound: Deadline, nextNode: string, checks: readonly GateCheck[], conditions?: ConditionWatch,
+): Promise<void> {
   if (checks.length === 0 && !conditions) return;
   const jobIds = checks.map((c) => c.id);
   const refreshMs = Math.min(...checks.map((c) => effectiveInterval(c.intervalMs)));
@@ -120,11 +178,13 @@ async function reportConditions(ctx: RunContext, conditions: ConditionWatch): Pr
  * One evaluation of one check, cut short when `signal` aborts (then it holds as "waiting to complete"). An error
  * running the check (API server unreachable, Job rejected, Forbidden) holds the gate like a failing check and shows in
  * the step; it is retried at the interval and bounded by holdTimeout (Omni retries such errors too, and never opens
- * the gate on one).
+ * the gate on one). Only a refusal waiting cannot cure ends the run.
  */
-async function runOne(ctx: RunContext, check: HealthcheckJob, signal: AbortSignal): Promise<CheckResult> {
-  const outcome: CheckOutcome = await ctx.kube.runCheck(check, { signal })
-    .catch((e): CheckOutcome => ({ state: "failed", reason: errorText(e) }));
+async function runOne(ctx: RunContext, check: GateCheck, signal: AbortSignal): Promise<CheckResult> {
+  const outcome: CheckOutcome = await check.run(signal).catch((e): CheckOutcome => {
+    if (e instanceof EtcdRefusal) throw e;
+    return { state: "failed", reason: errorText(e) };
+  });
   await ctx.emit({ type: "CheckFinished", at: ctx.now(), id: check.id, outcome });
   return { id: check.id, intervalMs: check.intervalMs, outcome };
 }

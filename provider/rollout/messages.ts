@@ -324,6 +324,26 @@ export function progressNodeSetAside(node: string): string {
   return `node ${node}: set aside: not ready when its turn came (not upgraded; a later run upgrades it once it is Ready)`;
 }
 
+export function reasonKubeletNotReported(node: string, nodeVersion: string | undefined, target: string, timeoutMs: number): string {
+  return `node ${node} is back on ${target} (Talos confirmed its new boot), but its Kubernetes Node still reports ${nodeVersion ?? "an unknown version"} after nodeTimeout ${formatDuration(timeoutMs)}: its kubelet has not reported since the reboot; check the kubelet (talosctl service kubelet, talosctl logs kubelet), then ${RESUME}`;
+}
+
+/** Step detail: "etcd leadership handed to cp-2". */
+export function leadershipForfeited(leader: string): string {
+  return `etcd leadership handed to ${leader}`;
+}
+
+export function forfeitFailed(node: string, detail: string): string {
+  return `node ${node}: could not hand etcd leadership over before the reboot (etcd elects a new leader when it goes down): ${truncateReason(singleLine(detail))}`;
+}
+
+/** Id of the gate's built-in etcd check before a control plane goes down (a colon: no healthcheck id can have one). */
+export const ETCD_CHECK_ID = "talos-gate:etcd";
+
+export function etcdCheckFailed(detail: string): string {
+  return `etcd health unknown: ${detail}`;
+}
+
 export function reasonNotReadyAfterUpgrade(node: string, timeoutMs: number): string {
   return `node ${node} did not become Ready within nodeTimeout ${formatDuration(timeoutMs)} after its upgrade; ${RESUME}`;
 }

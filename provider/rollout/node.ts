@@ -26,12 +26,16 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     lastStepAt = ctx.now();
   };
   try {
+    // The node's own installer (its platform, schematic, extensions) unless the user chose one: read before it changes.
+    const image = await opts.installerImage(machine, target);
     const result = await ctx.talos.upgradeNode(machine.address, {
-      image: opts.installerImage(machine, target),
+      image,
       targetVersion: target,
       nodeTimeoutMs: opts.nodeTimeoutMs,
       signal: bound.signal,
       beforeReboot: async () => {
+        // Like Omni on the LifecycleService path: a control plane hands etcd leadership over before it goes down.
+        await forfeitLeadership(ctx, machine, bound.signal);
         await ctx.kube.drain(machine.name, {
           timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
         });
@@ -85,10 +89,27 @@ async function waitNodeReady(
     const onTarget = live?.talosVersion === undefined || sameVersion(live.talosVersion, target);
     if (live?.ready && onTarget) return;
     if (signal.aborted || ctx.now() - started >= ctx.opts.nodeTimeoutMs) {
+      // Talos itself confirmed the target; an old osImage here is the kubelet not having reported since the reboot.
       await fail(live?.ready && !onTarget
-        ? msg.reasonNodeWrongVersion(machine.name, live.talosVersion, target)
+        ? msg.reasonKubeletNotReported(machine.name, live.talosVersion, target, ctx.opts.nodeTimeoutMs)
         : msg.reasonNotReadyAfterUpgrade(machine.name, ctx.opts.nodeTimeoutMs));
     }
     await ctx.clock.sleep(pollMs, signal);
+  }
+}
+
+/**
+ * Moves etcd leadership off a control plane about to reboot, when there is another member to take it (Omni does the
+ * same). Best effort: a reboot makes etcd elect a new leader anyway, only a little later, so a failure is a warning.
+ */
+async function forfeitLeadership(ctx: RunContext, machine: Machine, signal: AbortSignal): Promise<void> {
+  if (machine.role !== "controlplane") return;
+  const controlPlanes = (await ctx.machines()).filter((m) => m.role === "controlplane");
+  if (controlPlanes.length < 2) return;
+  try {
+    const leader = await ctx.talos.forfeitLeadership(machine.address, { signal });
+    if (leader) void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.leadershipForfeited(leader) });
+  } catch (e) {
+    ctx.warn(msg.forfeitFailed(machine.name, errorText(e)));
   }
 }

@@ -26,8 +26,11 @@ export interface RunOptions {
   /** Lease holder identity (e.g. "pulumi/<stack>/<urn>@<host>"). */
   holder: string;
   targetVersion: string;
-  /** Installer image for a machine, e.g. `ghcr.io/siderolabs/installer:v1.13.2`. */
-  installerImage: (machine: Machine, targetVersion: string) => string;
+  /**
+   * Installer image for a machine, e.g. `ghcr.io/siderolabs/installer:v1.13.2` — asked right before its upgrade, so it
+   * can be derived from the node's own platform and schematic (Omni's rule).
+   */
+  installerImage: (machine: Machine, targetVersion: string) => string | Promise<string>;
   healthchecks: readonly HealthcheckJob[];
   strategy?: RolloutStrategy;
   /** The version the cluster last converged to (drives revert detection). */
@@ -154,7 +157,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
       // Windows pace upgrades only: a revert (like Omni's, ungated) must always be possible.
       checkWindow(ctx);
       if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
-      await holdGate(ctx, waveNo, wave.machines[0].name, inFlight, conditions);
+      await holdGate(ctx, waveNo, wave, inFlight, conditions);
       // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
       // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
       machines = await ctx.machines();

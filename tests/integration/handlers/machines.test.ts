@@ -27,6 +27,29 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
         "upgrade 3 of 3 machines to v1.13.2 in 2 waves",
         "1. cp-1 (controlplane) v1.12.4 → v1.13.2",
         "2. w-1, w-2 (worker, set gpu) v1.12.4 → v1.13.2",
+        "installer ghcr.io/siderolabs/installer:v1.13.2: cp-1, w-1, w-2",
+      ]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("the preview plan shows each node's own installer image: its platform and Image Factory schematic, else the vanilla one", async () => {
+    const schematic = "a".repeat(64);
+    const s = await sim({ controlPlanes: 1, workers: 2, nodes: { "w-1": { platform: "aws", schematic, extensions: [{ name: "iscsi-tools", version: "v0.2.0" }] } } });
+    try {
+      const props = {
+        kind: "TalosUpgrade", clusterName: "images", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", healthchecks: [],
+      };
+      const own = await check({}, props);
+      assert.deepEqual(own.inputs?.plan.filter((l: string) => l.startsWith("installer ")), [
+        `installer factory.talos.dev/aws-installer/${schematic}:v1.13.2: w-1`,
+        "installer ghcr.io/siderolabs/installer:v1.13.2: cp-1, w-2",
+      ]);
+      const chosen = await check({}, { ...props, installerImage: "registry.local/talos/installer:v1.13.2" });
+      assert.deepEqual(chosen.inputs?.plan.filter((l: string) => l.startsWith("installer ")), [
+        "installer registry.local/talos/installer:v1.13.2: every node",
       ]);
     } finally {
       await s.stop();

@@ -68,13 +68,14 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     await s?.stop();
   });
 
-  it("legacy path: Talos refuses the next control plane while the last one's etcd member catches up; retried, never twice", async () => {
+  it("the gate holds the next control plane while the last one's etcd member catches up (etcd asked first); never twice", async () => {
     const lines: string[] = [];
     await rollTo(s, kube, talos, "harsh-etcd", "v1.13.2", lines);
-    const refusals = lines.filter((l) => /node cp-[23]: installing \(Talos refused for now, retrying in \S+: error validating etcd for upgrade: etcd member [0-9a-f]{16} is not healthy/.test(l));
-    assert.ok(refusals.length > 0, `the user sees the refusal being retried:\n${lines.join("\n")}`);
-    // Talos answered each refusal, then accepted the upgrade exactly once per node (one boot each, checked above).
-    assert.ok(s.talos.node("cp-2").received.upgrade + s.talos.node("cp-3").received.upgrade > 2);
+    // talos-gate asks etcd before each control plane goes down: the gate holds with the member's problem in the step,
+    // so Talos is never even asked while a member is catching up (its own refusal is the port's retried fallback).
+    const held = lines.filter((l) => /gate held: "talos-gate:etcd": etcd is not healthy, so control plane cp-[23] must not go down yet: member cp-[12] \([0-9a-f]{16}\)/.test(l));
+    assert.ok(held.length > 0, `the user sees the etcd hold:\n${lines.join("\n")}`);
+    assert.equal(s.talos.node("cp-2").received.upgrade + s.talos.node("cp-3").received.upgrade, 2, "each control plane asked once");
     // the endpoints rebooted one after another: the talosconfig's other endpoints carried the run
     assert.equal(s.talos.endpoints.length, 3);
   });
@@ -115,6 +116,24 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     }
     assert.ok(seenStale.length >= 3, `Talos was back while its Node still read Ready on the old osImage: ${seenStale.join(", ")}`);
   });
+
+  it(">= 1.13 path with 3 control planes: each one hands etcd leadership over before it reboots (as Omni does)", async () => {
+    const etcd = s.talos.etcd;
+    const leaderWentDown: string[] = [];
+    const nodeDown = etcd.nodeDown.bind(etcd);
+    etcd.nodeDown = (name: string) => {
+      if (etcd.leaderMember?.name === name) leaderWentDown.push(name);
+      nodeDown(name);
+    };
+    const lines: string[] = [];
+    try {
+      await rollTo(s, kube, talos, "harsh-leader", "v1.13.5", lines);
+    } finally {
+      etcd.nodeDown = nodeDown;
+    }
+    assert.deepEqual(leaderWentDown, [], "no control plane went down while it led etcd");
+    assert.ok(lines.some((l) => /node cp-\d: draining \(etcd leadership handed to cp-\d\)/.test(l)), lines.join("\n"));
+  });
 });
 
 describe("integration: rollout — a single control plane is the only endpoint (1 control plane, 1 worker)", function () {
@@ -150,7 +169,7 @@ describe("integration: rollout — 2 control planes on Talos before v1.13.4 (leg
     await s?.stop();
   });
 
-  it("Talos refuses the first control plane for good (etcd quorum): the run stops at once with the reason, no node touched", async () => {
+  it("etcd could never keep quorum (2 members): the run stops at once with the reason, before Talos is asked; no node touched", async () => {
     const boots = recordBoots(s);
     const t0 = Date.now();
     const err = await runRollout(kube, talos, runOptions("harsh-two", { targetVersion: "v1.13.2" })).then(
@@ -158,9 +177,9 @@ describe("integration: rollout — 2 control planes on Talos before v1.13.4 (leg
     assert.ok(err instanceof RolloutError, String(err));
     assert.ok(Date.now() - t0 < 45000, "not retried until nodeTimeout");
     assert.equal(err.status.phase, "Failed");
-    assert.match(err.message, /cp-1.*Talos refused: error validating etcd for upgrade: etcd member count\(2\) is insufficient to maintain quorum if upgrade commences; etcd would lose quorum while this control plane reboots — run an odd number of control planes/);
+    assert.match(err.message, /^taking control plane cp-1 down would lose etcd quorum: 1 of 2 voting members would be left healthy, 2 are needed; a cluster with 2 control planes cannot keep quorum through any reboot/);
     assert.deepEqual(boots.downs, []);
-    assert.equal(s.talos.node("cp-1").received.upgrade, 1, "a permanent refusal is not retried");
+    assert.equal(s.talos.node("cp-1").received.upgrade, 0, "Talos was never asked");
     assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.12.4"]));
   });
 });

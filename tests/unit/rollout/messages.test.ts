@@ -181,6 +181,20 @@ describe("rollout/messages", () => {
         msg.reasonNodeWrongVersion("w-1", "v1.12.3", "v1.13.2"),
         `node w-1 came back on v1.12.3 instead of v1.13.2; the node is not retried automatically: inspect it, then ${resume}`,
       );
+      // Talos confirmed the target: a stale osImage is the kubelet, not the node running the old version.
+      assert.equal(
+        msg.reasonKubeletNotReported("w-1", "v1.12.3", "v1.13.2", 60_000),
+        "node w-1 is back on v1.13.2 (Talos confirmed its new boot), but its Kubernetes Node still reports v1.12.3 after nodeTimeout 1m0s: " +
+          `its kubelet has not reported since the reboot; check the kubelet (talosctl service kubelet, talosctl logs kubelet), then ${resume}`,
+      );
+      assert.equal(
+        msg.reasonCancelled("w-2", 3, 5, "stop requested by ops@laptop at 2026-12-01T10:00:00.000Z (talos-gate stop)"),
+        `upgrade cancelled before node w-2 (3/5 machines on the target): stop requested by ops@laptop at 2026-12-01T10:00:00.000Z (talos-gate stop); ${resume}`,
+      );
+      assert.equal(
+        msg.reasonSetAside(["w-7"], 999, 1000),
+        `999/1000 machines on the target; set aside because they were not ready when their turn came: w-7; make them Ready, then ${resume}`,
+      );
     });
   });
 });
