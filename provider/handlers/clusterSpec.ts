@@ -107,6 +107,12 @@ export function withMachineOverrides<K extends KubeApi>(kube: K, overrides: read
   };
   return Object.assign(Object.create(kube), {
     listMachines: async () => selectMachines(await kube.listMachines(), overrides),
+    ...(kube.watchMachines ? {
+      watchMachines: () => {
+        const all = kube.watchMachines!();
+        return Object.assign(Object.create(all), { machines: async () => selectMachines(await all.machines(), overrides) });
+      },
+    } : {}),
     readMachine: async (name: string) => {
       if (!byName.has(name) || !kube.readMachine) return undefined;
       const m = await kube.readMachine(name);

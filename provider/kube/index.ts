@@ -1,7 +1,7 @@
 // The Kubernetes port: `KubeApi` (provider/rollout/ports.ts) on @kubernetes/client-node, plus what the Pulumi handlers
 // and the CLI need beyond the rollout loop (manifests, Job dry run, events, flush, request statistics).
 import type {
-  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
+  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, MachineWatch, Manifest, ObjectSelection,
   ObjectWatch, RolloutEvent, VolumeDetachOptions,
 } from "../rollout/ports";
 import { KubeClients, KubeStats } from "./client";
@@ -10,6 +10,7 @@ import { EventRecorder } from "./events";
 import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
 import { cordon, listMachines, readMachine, uncordon } from "./nodes";
+import { watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
 import { runCheck } from "./runner";
 import { StatusMirror } from "./status";
@@ -39,6 +40,8 @@ export interface KubeApiOptions {
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
 export interface KubeClient extends KubeApi {
+  /** Every Node kept current by one list + watch (the rollout reads and waits on it). */
+  watchMachines(): MachineWatch;
   /** Server-side apply of supporting manifests (modes full / one-time, pruning for full). */
   applyManifests(manifests: Manifest[], opts: ApplyManifestsOptions): Promise<ApplyManifestsResult>;
   /** Server-side dry-run create of a composed runner Job; throws naming the Job if the cluster would reject it. */
@@ -72,6 +75,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
+    watchMachines: () => watchMachines(c, log),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: () => sweepRunners(c, log),

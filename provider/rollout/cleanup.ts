@@ -17,6 +17,7 @@ export async function cleanUp(ctx: RunContext): Promise<void> {
   } catch (e) {
     ctx.warn(msg.uncordonFailed("(listing the nodes)", errorText(e)));
   }
+  ctx.stopWatching();
   await ctx.flushStatus();
   try {
     await ctx.lease.release();

@@ -2,7 +2,7 @@
 // `emit`, which reduces the event, prints its progress line and mirrors the status into the cluster), the stop signal
 // (cancelled, lease lost, or asked to stop through the cluster) and the live machines.
 import type { Clock } from "./clock";
-import type { KubeApi, Lease, Machine, TalosApi } from "./ports";
+import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
 import type { RunOptions } from "./run";
 import { progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
@@ -12,6 +12,9 @@ export class Stop extends Error {}
 
 /** Shortest spacing of the status writes of notable transitions (the port throttles to ~500 ms anyway). */
 const FORCED_WRITE_SPACING_MS = 500;
+
+/** With a Node watch, waits still look every so often (a watch that silently stalls must not stall a run). */
+const WATCH_SAFETY_POLL_MS = 10_000;
 
 /** How long reading the Nodes is retried before the run fails. */
 const LIST_RETRY_MS = 30_000;
@@ -26,6 +29,8 @@ export class RunContext {
   readonly stop: AbortSignal;
   private readonly mirror: StatusMirrorWriter;
   private listing: Promise<Machine[]> | undefined;
+  /** Every Node, kept current by one watch, when the port can (otherwise reads list, and waits poll). */
+  private readonly nodes: MachineWatch | undefined;
 
   constructor(
     readonly kube: KubeApi,
@@ -38,6 +43,7 @@ export class RunContext {
     this.status = status;
     this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
     this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
+    this.nodes = kube.watchMachines?.();
   }
 
   now(): number {
@@ -80,15 +86,44 @@ export class RunContext {
    * (50 concurrent LISTs of 1,000 Nodes otherwise). Retried for a while: an API server restart must not end a rollout.
    */
   machines(): Promise<Machine[]> {
+    if (this.nodes && !this.nodes.failed) return this.nodes.machines().catch(() => this.listed());
+    return this.listed();
+  }
+
+  /** One machine by name (from the watch, else by reading one Node when the port can). */
+  async machine(name: string): Promise<Machine | undefined> {
+    if (this.nodes && !this.nodes.failed) return (await this.machines()).find((m) => m.name === name);
+    if (this.kube.readMachine) return this.kube.readMachine(name);
+    return (await this.machines()).find((m) => m.name === name);
+  }
+
+  /** Marks the machines as read now: `machinesChanged` waits for the next change after this. */
+  machinesVersion(): number {
+    return this.nodes?.generation ?? 0;
+  }
+
+  /**
+   * Waits for the machines to change after `since` (a watch event), at most `pollMs` when there is no watch (then it
+   * is a poll), and never past `signal`.
+   */
+  async machinesChanged(since: number, pollMs: number, signal: AbortSignal): Promise<void> {
+    if (!this.nodes || this.nodes.failed) return this.clock.sleep(pollMs, signal);
+    // A periodic look anyway: a watch that silently stalls must not stall the run (the port re-opens it too).
+    const wake = new AbortController();
+    const both = AbortSignal.any([signal, wake.signal]);
+    await Promise.race([this.nodes.changed(since, both), this.clock.sleep(Math.max(pollMs, WATCH_SAFETY_POLL_MS), both)]);
+    wake.abort();
+  }
+
+  /** Stops the Node watch (end of run). */
+  stopWatching(): void {
+    this.nodes?.stop();
+  }
+
+  private listed(): Promise<Machine[]> {
     return (this.listing ??= this.listWithRetry().finally(() => {
       this.listing = undefined;
     }));
-  }
-
-  /** One machine by name (reads one Node when the port can). */
-  async machine(name: string): Promise<Machine | undefined> {
-    if (this.kube.readMachine) return this.kube.readMachine(name);
-    return (await this.machines()).find((m) => m.name === name);
   }
 
   /** Writes a pending throttled status now (end of run). */

@@ -86,6 +86,7 @@ async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: str
   const pollMs = ctx.opts.readyPollMs ?? 2000;
   let waiting = false;
   for (;;) {
+    const seen = ctx.machinesVersion();
     const notReady = (await ctx.machines()).filter((m) => !m.ready && inFlight.has(m.name)).map((m) => m.name).sort();
     if (notReady.length === 0) {
       if (waiting) await ctx.emit({ type: "ClusterReady", at: ctx.now() });
@@ -95,7 +96,7 @@ async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: str
     waiting = true;
     ctx.checkStop(nextNode);
     if (bound.expired()) throw new Stop(msg.reasonNotReadyTimeout(ctx.opts.holdTimeoutMs, notReady));
-    await ctx.clock.sleep(pollMs, bound.signal);
+    await ctx.machinesChanged(seen, pollMs, bound.signal);
   }
 }
 

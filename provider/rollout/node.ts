@@ -85,6 +85,7 @@ async function waitNodeReady(
 ): Promise<void> {
   const pollMs = ctx.opts.readyPollMs ?? 2000;
   for (;;) {
+    const seen = ctx.machinesVersion();
     const live = await ctx.machine(machine.name);
     const onTarget = live?.talosVersion === undefined || sameVersion(live.talosVersion, target);
     if (live?.ready && onTarget) return;
@@ -94,7 +95,7 @@ async function waitNodeReady(
         ? msg.reasonKubeletNotReported(machine.name, live.talosVersion, target, ctx.opts.nodeTimeoutMs)
         : msg.reasonNotReadyAfterUpgrade(machine.name, ctx.opts.nodeTimeoutMs));
     }
-    await ctx.clock.sleep(pollMs, signal);
+    await ctx.machinesChanged(seen, pollMs, signal);
   }
 }
 

@@ -48,6 +48,19 @@ export interface Lease {
   release(): Promise<void>;
 }
 
+/** Every machine of the cluster, kept current by a watch (an informer): read it and wait on it instead of polling. */
+export interface MachineWatch {
+  /** The machines as last seen (waits for the first list); throws if the watch could not start. */
+  machines(): Promise<Machine[]>;
+  /** Counts the changes seen; pass it to `changed` to wait for the next one. */
+  readonly generation: number;
+  /** The watch could not run (e.g. no list/watch permission on Nodes): read the machines another way. */
+  readonly failed: boolean;
+  /** Resolves on the first change after `since` (at once if there was one), when stopped, or when `signal` aborts. */
+  changed(since: number, signal?: AbortSignal): Promise<void>;
+  stop(): void;
+}
+
 export interface KubeApi {
   /** All machines of the cluster from the Kubernetes Nodes. */
   listMachines(): Promise<Machine[]>;
@@ -56,6 +69,8 @@ export interface KubeApi {
    * of them: at 1,000 nodes a full list per poll dominates the run's memory and API traffic.
    */
   readMachine?(name: string): Promise<Machine | undefined>;
+  /** Starts watching every machine (one list, then a watch); the run reads and waits on it. */
+  watchMachines?(): MachineWatch;
   /**
    * Run one healthcheck with Omni's Job lifecycle: ensure the Job, observe it by watch until Complete or Failed,
    * read the failure text, delete the Job and its pods. Resolves `running` if `signal` aborts first.

@@ -4,7 +4,7 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { eventually, freshNamespace, testControlPlane, wholeSecond } from "../../support/kube";
-import { harness, Harness } from "./helpers";
+import { delay, harness, Harness } from "./helpers";
 
 let nodeCounter = 0;
 async function createNode(h: Harness, opts: { controlPlane?: boolean; ready?: boolean; osImage?: string; set?: string; ip?: string }) {
@@ -97,6 +97,33 @@ describe("integration: kube port — nodes and drain", function () {
     const node = await h.core.readNode({ name: w2 });
     assert.notEqual(node.spec?.unschedulable, true, "uncordoned");
     assert.equal(node.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined, "the mark is gone with the cordon");
+  });
+
+  it("the Node watch holds every machine, sees a change at once, and keeps only what a Machine needs", async () => {
+    const h = await harness();
+    const node = await createNode(h, { ready: false, osImage: "Talos (v1.12.4)", ip: "10.5.0.77" });
+    const watch = h.kube.watchMachines();
+    try {
+      const first = (await watch.machines()).find((m) => m.name === node);
+      assert.deepEqual(first, { name: node, role: "worker", address: "10.5.0.77", ready: false, cordoned: false, talosVersion: "v1.12.4", machineSet: "workers" });
+      const since = watch.generation;
+      const changed = watch.changed(since);
+      const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+      await h.core.patchNodeStatus({ name: node, body: [
+        { op: "replace", path: "/status/conditions/0/status", value: "True" },
+        { op: "replace", path: "/status/conditions/0/lastTransitionTime", value: now },
+        { op: "replace", path: "/status/nodeInfo/osImage", value: "Talos (v1.13.2)" },
+      ] });
+      await Promise.race([changed, delay(30_000).then(() => assert.fail("no change seen"))]);
+      const after = (await watch.machines()).find((m) => m.name === node)!;
+      assert.deepEqual([after.ready, after.talosVersion], [true, "v1.13.2"]);
+      assert.ok(watch.generation > since);
+      assert.equal(await h.kube.cordon(node, "pulumi:p/s/talos"), true);
+      await eventually("the watch to see the cordon's owner", async () => (await watch.machines()).find((m) => m.name === node)?.cordonedBy === "pulumi:p/s/talos");
+    } finally {
+      watch.stop();
+    }
+    assert.equal(watch.failed, false);
   });
 
   it("cordons are owned: an administrator's cordon is never claimed nor lifted, another owner's is left alone", async () => {

@@ -104,4 +104,19 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.equal(again.phase, "Done");
     assert.equal(versions(s)["w-2"], "v1.13.4");
   });
+
+  it("waits watch the Nodes instead of polling them: no Node is read one by one, the cluster is listed a bounded number of times", async () => {
+    let lists = 0;
+    let reads = 0;
+    // A counting view over the port (not another implementation): the run's reads of Nodes go through it.
+    const counted = Object.assign(Object.create(kube), {
+      listMachines: () => { lists++; return kube.listMachines(); },
+      readMachine: (name: string) => { reads++; return kube.readMachine!(name); },
+    }) as KubeClient;
+    const done = await runRollout(counted, talos, runOptions(CLUSTER, { targetVersion: "v1.13.5", readyPollMs: 100 }));
+    assert.equal(done.phase, "Done");
+    assert.equal(reads, 0, "no Node polled while waiting for it to come back Ready");
+    // The end-of-run look for leftover cordons is a fresh list; everything else comes from the one watch.
+    assert.ok(lists <= 2, `lists: ${lists} (before: one per wave and one per 100 ms of every wait)`);
+  });
 });

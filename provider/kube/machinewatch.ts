@@ -1,0 +1,117 @@
+// Every Node of the cluster, kept current by one list + watch (client-go's informer, on the port's SetObserver): the
+// rollout reads machines from it and waits on it — for a node to come back Ready, for an interrupted run's nodes —
+// instead of listing every Node every half second (at 1,000 nodes that is megabytes per poll against the API server).
+// Nodes are trimmed to what a Machine needs as they arrive, so the cache stays small.
+import type * as k8s from "@kubernetes/client-node";
+import type { Machine, MachineWatch } from "../rollout/ports";
+import { KubeClients } from "./client";
+import { CORDONED_BY_ANNOTATION } from "./labels";
+import { machineOf } from "./nodes";
+import { SetObserver } from "./watch";
+
+/** Nodes per list page: the watch's initial list is chunked like kubectl's, never one 1,000-Node answer. */
+const LIST_PAGE = 200;
+
+/** A Node reduced to the fields machineOf reads (the image list, allocatable, volumes and the rest are dropped). */
+function trim(node: k8s.V1Node): k8s.V1Node {
+  const annotation = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
+  return {
+    metadata: {
+      name: node.metadata?.name,
+      resourceVersion: node.metadata?.resourceVersion,
+      labels: node.metadata?.labels,
+      ...(annotation !== undefined ? { annotations: { [CORDONED_BY_ANNOTATION]: annotation } } : {}),
+    },
+    spec: { unschedulable: node.spec?.unschedulable },
+    status: {
+      conditions: node.status?.conditions?.filter((c) => c.type === "Ready"),
+      addresses: node.status?.addresses,
+      nodeInfo: { osImage: node.status?.nodeInfo?.osImage } as k8s.V1NodeSystemInfo,
+    },
+  };
+}
+
+export function watchMachines(c: KubeClients, log: (line: string) => void): MachineWatch {
+  const observer = new SetObserver<k8s.V1Node>({
+    clients: c,
+    path: "/api/v1/nodes",
+    list: async () => {
+      const items: k8s.V1Node[] = [];
+      let cont: string | undefined;
+      let resourceVersion: string | undefined;
+      do {
+        const page = (await c.objects.getRaw("/api/v1/nodes", { limit: LIST_PAGE, continue: cont })) as k8s.V1NodeList;
+        items.push(...page.items.map(trim));
+        cont = page.metadata?._continue || (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+        resourceVersion = page.metadata?.resourceVersion;
+      } while (cont);
+      return { items, metadata: { resourceVersion } };
+    },
+    trim,
+    log,
+  });
+  let latest: Machine[] | undefined;
+  let generation = 0;
+  let failure: unknown;
+  let stopped = false;
+  const waiters = new Set<() => void>();
+  const wakeAll = () => {
+    for (const w of [...waiters]) w();
+  };
+  const first = (async () => {
+    try {
+      for (let s = await observer.next(); s; s = await observer.next()) {
+        latest = s.objects.map(machineOf).sort((a, b) => a.name.localeCompare(b.name));
+        generation++;
+        wakeAll();
+      }
+    } catch (err) {
+      failure = err;
+    } finally {
+      stopped = true;
+      wakeAll();
+    }
+  })();
+  void first;
+
+  const ready = (): Promise<void> =>
+    latest !== undefined || stopped ? Promise.resolve() : new Promise<void>((resolve) => {
+      const w = () => {
+        waiters.delete(w);
+        resolve();
+      };
+      waiters.add(w);
+    });
+
+  return {
+    async machines() {
+      await ready();
+      if (latest === undefined) throw failure ?? new Error("the Node watch stopped before its first list");
+      return latest;
+    },
+    get generation() {
+      return generation;
+    },
+    get failed() {
+      return failure !== undefined || (stopped && latest === undefined);
+    },
+    changed(since: number, signal?: AbortSignal): Promise<void> {
+      if (generation !== since || stopped || signal?.aborted) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          waiters.delete(w);
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        const w = () => {
+          if (generation !== since || stopped) done();
+        };
+        waiters.add(w);
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    },
+    stop() {
+      observer.stop();
+    },
+  };
+}
