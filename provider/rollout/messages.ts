@@ -333,6 +333,10 @@ export function leadershipForfeited(leader: string): string {
   return `etcd leadership handed to ${leader}`;
 }
 
+export function volumeWaitForbidden(node: string, detail: string): string {
+  return `node ${node}: not waiting for its volumes to detach before the reboot: the kubeconfig may not list or watch volumeattachments.storage.k8s.io (grant it, or set volumeDetachTimeout "0s" to turn the wait off): ${truncateReason(singleLine(detail))}`;
+}
+
 export function forfeitFailed(node: string, detail: string): string {
   return `node ${node}: could not hand etcd leadership over before the reboot (etcd elects a new leader when it goes down): ${truncateReason(singleLine(detail))}`;
 }

@@ -48,6 +48,10 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
             onBlocking: (volumes) => {
               void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.volumesBlocking(volumes) });
             },
+          }).catch((e: unknown) => {
+            // A kubeconfig that may not read VolumeAttachments cannot wait for them: say so, do not fail every node.
+            if ((e as { status?: number }).status !== 403) throw e;
+            ctx.warn(msg.volumeWaitForbidden(machine.name, errorText(e)));
           });
         }
       },

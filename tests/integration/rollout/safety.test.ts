@@ -3,7 +3,7 @@
 // not-ready node slows the rollout instead of freezing it (set aside, named, upgraded by a later run). The tests run in
 // order; each starts from the state the previous one left.
 import * as assert from "node:assert/strict";
-import type { KubeClient } from "../../../provider/kube";
+import { KubeError, type KubeClient } from "../../../provider/kube";
 import { runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
@@ -118,5 +118,20 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.equal(reads, 0, "no Node polled while waiting for it to come back Ready");
     // The end-of-run look for leftover cordons is a fresh list; everything else comes from the one watch.
     assert.ok(lists <= 2, `lists: ${lists} (before: one per wave and one per 100 ms of every wait)`);
+  });
+
+  it("a kubeconfig that may not read VolumeAttachments gets a warning, not a failed node, on the >= 1.13 path", async () => {
+    // A view over the port whose VolumeAttachment reads are refused as an API server refuses them (403 Forbidden).
+    const refused = Object.assign(Object.create(kube), {
+      waitForVolumeDetach: async () => {
+        throw new KubeError('volumeattachments.storage.k8s.io is forbidden: User "ci" cannot list resource "volumeattachments"', 403, "Forbidden");
+      },
+    }) as KubeClient;
+    const warnings: string[] = [];
+    const done = await runRollout(refused, talos, runOptions(CLUSTER, {
+      targetVersion: "v1.13.6", volumeDetachTimeoutMs: 60_000, onWarning: (l) => warnings.push(l),
+    }));
+    assert.equal(done.phase, "Done");
+    assert.ok(warnings.some((w) => /node cp-1: not waiting for its volumes to detach before the reboot: the kubeconfig may not list or watch volumeattachments/.test(w)), warnings.join("\n"));
   });
 });
