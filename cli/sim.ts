@@ -7,11 +7,12 @@ import { parseSimArgs, readRunning, SIM_DEFAULTS, SimUsageError, stateFile } fro
 import { requireKubeTools } from "../sim/tools";
 
 const USAGE = `usage:
-  talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--boot-seconds S] [--workload-pods P] [--dir D]
+  talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--boot-seconds S] [--pull-ms MS] [--install-ms MS]
+                    [--workload-pods P] [--dir D]
   talos-gate sim status [--dir D]
   talos-gate sim down [--dir D]
 defaults: ${SIM_DEFAULTS.controlPlanes} control planes, ${SIM_DEFAULTS.workers} workers, Talos ${SIM_DEFAULTS.version}, ` +
-  `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
+  `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.pullMs} ms image pulls, ${SIM_DEFAULTS.installMs} ms installs, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
 `;
 
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
@@ -55,6 +56,7 @@ async function up(argv: string[]): Promise<number> {
       const secs = ((Date.now() - started) / 1000).toFixed(1);
       process.stdout.write([
         `simulated cluster up in ${secs}s (pid ${state.pid}): ${count(opts.controlPlanes, "control plane")}, ${count(opts.workers, "worker")}, Talos ${opts.version}`,
+        `  upgrades:    ${opts.pullMs} ms image pull, ${opts.installMs} ms install, ${opts.bootSeconds}s reboot per node`,
         `  kubernetes:  ${state.kubernetesServer}`,
         `  talos api:   ${state.talosEndpoint}`,
         `  kubeconfig:  ${state.kubeconfig}`,

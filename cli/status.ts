@@ -2,8 +2,10 @@
 // cluster, shaped like `omnictl get talosupgradestatus <cluster> -o yaml`: `metadata` (namespace, type, id, version,
 // owner, phase, created, updated) and `spec` with Omni's TalosUpgradeStatusSpec fields in omnictl's rendering
 // (lowercase Go field names, the phase enum as a number: 0 Unknown, 1 Upgrading, 2 Done, 3 Failed, 4 Reverting),
-// followed by talos-gate's additions (phase name, target, wave, gate, per-machine and per-healthcheck state).
+// followed by talos-gate's additions (phase name, target, wave, gate, per-machine and per-healthcheck state, and what
+// the rollout asked of the Kubernetes API server: requests, watches, bytes read).
 import * as YAML from "yaml";
+import { decodeApiStats } from "../provider/kube/status";
 import { withCliErrors, coreApi, MirroredStatus, parseOptions, readKubeconfig, readMirroredStatus, resolveCluster } from "./common";
 import { CliError, cliMsg, STATUS_USAGE } from "./messages";
 
@@ -18,6 +20,7 @@ export function statusDocument(m: MirroredStatus): { metadata: Record<string, un
   const meta = m.configMap.metadata ?? {};
   const created = meta.creationTimestamp ? new Date(meta.creationTimestamp as unknown as string).toISOString() : "";
   const phaseName = str(s.phase) || "Unknown";
+  const api = decodeApiStats(m.configMap);
   const spec: Record<string, unknown> = {
     phase: Object.hasOwn(PHASES, phaseName) ? PHASES[phaseName] : 0,
     error: str(s.error),
@@ -52,6 +55,7 @@ export function statusDocument(m: MirroredStatus): { metadata: Record<string, un
       ...(h.lastReason ? { lastreason: str(h.lastReason) } : {}),
       ...(h.lastRun ? { lastrun: str(h.lastRun) } : {}),
     })),
+    ...(api ? { api: { requests: api.requests, watches: api.watches, bytesread: api.bytesRead } } : {}),
   };
   return {
     metadata: {

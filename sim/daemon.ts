@@ -18,6 +18,8 @@ async function main(): Promise<void> {
     talosEndpoint: cluster.talos.endpoints.join(", "),
     machines: cluster.machines.map((m) => ({ name: m.name, role: m.role, address: m.address, version: m.version })),
     bootSeconds: opts.bootSeconds,
+    pullMs: opts.pullMs,
+    installMs: opts.installMs,
   };
   fs.writeFileSync(stateFile(opts.dir), JSON.stringify(state, null, 2) + "\n");
   let stopping = false;

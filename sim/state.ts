@@ -9,10 +9,13 @@ export interface SimOptions {
   version: string;
   bootSeconds: number;
   workloadPodsPerNode: number;
+  /** How long a node's installer image pull and its install take (LifecycleService path and legacy upgrade). */
+  pullMs: number;
+  installMs: number;
 }
 
 export const SIM_DEFAULTS: SimOptions = {
-  dir: ".sim", controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, workloadPodsPerNode: 2,
+  dir: ".sim", controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, workloadPodsPerNode: 2, pullMs: 200, installMs: 300,
 };
 
 export interface SimState {
@@ -25,6 +28,8 @@ export interface SimState {
   talosEndpoint: string;
   machines: { name: string; role: string; address: string; version: string }[];
   bootSeconds: number;
+  pullMs: number;
+  installMs: number;
 }
 
 export const stateFile = (dir: string) => path.join(dir, "state.json");
@@ -35,7 +40,7 @@ export class SimUsageError extends Error {
 
 const FLAGS: Record<string, keyof SimOptions> = {
   "--dir": "dir", "--control-planes": "controlPlanes", "--workers": "workers", "--version": "version",
-  "--boot-seconds": "bootSeconds", "--workload-pods": "workloadPodsPerNode",
+  "--boot-seconds": "bootSeconds", "--workload-pods": "workloadPodsPerNode", "--pull-ms": "pullMs", "--install-ms": "installMs",
 };
 
 /** Parses `--flag value` pairs into options; unknown flags and bad numbers are usage errors. */

@@ -1,9 +1,12 @@
 // The client-node clients of one cluster, sharing one keep-alive HTTPS agent (client-node creates a new agent, so a new
-// TLS handshake, per request otherwise) and one request counter (middleware; watches are counted when started).
+// TLS handshake, per request otherwise), one request counter (middleware; watches are counted when started) and one
+// byte counter (traffic.ts) on every agent the requests and watches use.
+import type * as http from "node:http";
 import * as https from "node:https";
 import * as k8s from "@kubernetes/client-node";
 import { KubeError } from "./errors";
 import { msg } from "./messages";
+import { ByteCounter } from "./traffic";
 
 /**
  * Every request ends within this time (watches excepted: they have their own server-side timeout and watchdog): an
@@ -19,6 +22,8 @@ export interface KubeStats {
   watches: number;
   /** Requests per HTTP method (GET, POST, PUT, PATCH, DELETE, WATCH). */
   byMethod: Record<string, number>;
+  /** Bytes read from the API server (HTTP responses and watch streams as received, after TLS; see traffic.ts). */
+  bytesRead: number;
 }
 
 /** Marks a request whose JSON answer is returned as it is (see ObjectApi.getRaw). */
@@ -88,7 +93,8 @@ export class KubeClients {
   readonly policy: k8s.PolicyV1Api;
   readonly coordination: k8s.CoordinationV1Api;
   readonly objects: ObjectApi;
-  private readonly counts: KubeStats = { requests: 0, watches: 0, byMethod: {} };
+  private readonly counts: Omit<KubeStats, "bytesRead"> = { requests: 0, watches: 0, byMethod: {} };
+  private readonly bytes = new ByteCounter();
   private agent?: Promise<https.Agent>;
   private readonly watcher: k8s.Watch;
 
@@ -103,12 +109,13 @@ export class KubeClients {
     if (!cluster) throw new KubeError(msg.kubeconfigNoCluster());
     this.kc = kc;
     const counts = this.counts;
+    const bytes = this.bytes;
     const sharedAgent = (): Promise<https.Agent> | undefined => {
       if (!cluster.server.startsWith("https:") || cluster.proxyUrl) return undefined;
       this.agent ??= (async () => {
         const o: https.RequestOptions = {};
         await kc.applyToHTTPSOptions(o);
-        return new https.Agent({
+        return bytes.attach(new https.Agent({
           ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase,
           rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
           servername: cluster.tlsServerName,
@@ -117,7 +124,7 @@ export class KubeClients {
           // 2.x (client-node's fetch) then reports a complete chunked response on that socket as "Premature close"
           // (node-fetch/node-fetch#1767); 50 parallel node upgrades on 1,000 nodes failed that way with 32 sockets.
           maxSockets: Infinity,
-        });
+        }));
       })();
       return this.agent;
     };
@@ -128,6 +135,11 @@ export class KubeClients {
         counts.byMethod[m] = (counts.byMethod[m] ?? 0) + 1;
         const agent = sharedAgent();
         if (agent) ctx.setAgent(await agent);
+        else {
+          // A proxy or plain HTTP: client-node's own agent for this request, counted all the same.
+          const own = ctx.getAgent();
+          if (own) bytes.attach(own as http.Agent);
+        }
         if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(requestTimeoutMs));
         return ctx;
       },
@@ -145,7 +157,17 @@ export class KubeClients {
     this.policy = new k8s.PolicyV1Api(config);
     this.coordination = new k8s.CoordinationV1Api(config);
     this.objects = new ObjectApi(config);
-    this.watcher = new k8s.Watch(kc);
+    // client-node's Watch builds a new agent for each watch from the config's fetch options: the same options, with
+    // that agent counted.
+    const watchConfig: Pick<k8s.KubeConfig, "getCurrentCluster" | "applyToFetchOptions"> = {
+      getCurrentCluster: () => kc.getCurrentCluster(),
+      applyToFetchOptions: async (o) => {
+        const init = await kc.applyToFetchOptions(o);
+        if (init.agent && typeof init.agent === "object") bytes.attach(init.agent as http.Agent);
+        return init;
+      },
+    };
+    this.watcher = new k8s.Watch(watchConfig as k8s.KubeConfig);
   }
 
   /** Starts a watch (counted); see k8s.Watch.watch. */
@@ -162,7 +184,9 @@ export class KubeClients {
   }
 
   stats(): KubeStats {
-    return { requests: this.counts.requests, watches: this.counts.watches, byMethod: { ...this.counts.byMethod } };
+    return {
+      requests: this.counts.requests, watches: this.counts.watches, byMethod: { ...this.counts.byMethod }, bytesRead: this.bytes.bytesRead,
+    };
   }
 
   close(): void {

@@ -49,6 +49,11 @@ export const statusConfigMapName = (cluster: string): string => `talos-gate-stat
 export const inventoryConfigMapName = (cluster: string): string => `talos-gate-manifests-${cluster}`;
 /** Key of the status document inside the status ConfigMap. */
 export const STATUS_KEY = "status.json";
+/**
+ * Key of the writing port's own Kubernetes API counters (`{ requests, watches, bytesRead }`) beside the status: what
+ * the rollout cost the API server so far. Kept apart so the status reads back exactly as the rollout wrote it.
+ */
+export const API_STATS_KEY = "api.json";
 /** Key of the status written as YAML by talos-gate 0.1 development builds; still read. */
 export const LEGACY_STATUS_KEY = "status.yaml";
 /** Key of the inventory document inside the inventory ConfigMap. */

@@ -3,12 +3,14 @@
 // prints it as YAML) show it. JSON, not YAML, because at 1,000 machines YAML.stringify took 60 ms and 28 MB of heap
 // per write, and the mirror is written on every notable transition. Writes are throttled per cluster: the first goes out at once, later ones within 500 ms of the previous
 // write are coalesced (last one wins) and written at the end of the window; `flush()` writes what is pending and
-// waits. Mirroring is best effort: failures are logged, never thrown into the rollout.
+// waits. Mirroring is best effort: failures are logged, never thrown into the rollout. Each write also stores the
+// port's own API counters so far (key `api.json`: requests, watches, bytes read), which `talos-gate status` shows and
+// `npm run bench` reads after a `pulumi up`.
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { KubeClients } from "./client";
 import { apiMessage, isNotFound, KubeError, statusOf } from "./errors";
-import { FIELD_MANAGER, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "./labels";
+import { API_STATS_KEY, FIELD_MANAGER, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "./labels";
 import { msg } from "./messages";
 
 interface ClusterSlot {
@@ -24,6 +26,26 @@ export function decodeStatus(cm: k8s.V1ConfigMap): unknown | undefined {
   if (json !== undefined) return JSON.parse(json);
   const yaml = cm.data?.[LEGACY_STATUS_KEY];
   return yaml === undefined ? undefined : YAML.parse(yaml);
+}
+
+/** The API counters the mirror's writer stored beside the status (undefined if none, or unreadable). */
+export function decodeApiStats(cm: k8s.V1ConfigMap): ApiStats | undefined {
+  const json = cm.data?.[API_STATS_KEY];
+  if (json === undefined) return undefined;
+  try {
+    const v = JSON.parse(json) as Partial<ApiStats>;
+    const n = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
+    return { requests: n(v.requests), watches: n(v.watches), bytesRead: n(v.bytesRead) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the port writing the status has asked of the API server so far. */
+export interface ApiStats {
+  requests: number;
+  watches: number;
+  bytesRead: number;
 }
 
 export class StatusMirror {
@@ -127,7 +149,7 @@ export class StatusMirror {
         labels: { "app.kubernetes.io/managed-by": FIELD_MANAGER, "talos-gate.dev/cluster": cluster },
         annotations: { "talos-gate.dev/updated-at": new Date().toISOString() },
       },
-      data: { [STATUS_KEY]: JSON.stringify(status) },
+      data: { [STATUS_KEY]: JSON.stringify(status), [API_STATS_KEY]: JSON.stringify(this.apiStats()) },
     };
     try {
       // Unconditional update (no resourceVersion): the newest status simply replaces the previous one.
@@ -136,6 +158,11 @@ export class StatusMirror {
       if (!isNotFound(err)) throw err;
       await this.c.core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body, fieldManager: FIELD_MANAGER });
     }
+  }
+
+  private apiStats(): ApiStats {
+    const { requests, watches, bytesRead } = this.c.stats();
+    return { requests, watches, bytesRead };
   }
 
   close(): void {

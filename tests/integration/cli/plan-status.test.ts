@@ -169,6 +169,9 @@ describe("integration: cli — talos-gate plan and status against the sim", func
         { phase: doc.spec.phase, error: doc.spec.error, step: doc.spec.step, status: doc.spec.status, last: doc.spec.lastupgradeversion, current: doc.spec.currentupgradeversion },
         { phase: 2, error: "", step: "", status: "", last: TARGET, current: "" },
       );
+      // talos-gate's addition: what the rollout asked of the API server (its port's counters at its last status write).
+      assert.deepEqual(Object.keys(doc.spec.api), ["requests", "watches", "bytesread"]);
+      assert.ok(doc.spec.api.requests > 0 && doc.spec.api.watches > 0 && doc.spec.api.bytesread > 0, JSON.stringify(doc.spec.api));
       const j = await talosGate(["status", "--cluster", CLUSTER, "--json"], { KUBECONFIG: s.kubeconfigPath });
       assert.equal(j.code, 0, j.stderr);
       assert.deepEqual(JSON.parse(j.stdout), doc);

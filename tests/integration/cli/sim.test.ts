@@ -9,6 +9,9 @@ import { createKubeApi } from "../../../provider/kube";
 import { createTalosApi } from "../../../provider/talos";
 import { onSuiteEnd } from "../../support/fixtures";
 
+/** A pull no test waits for: the knob's effect shows as an upgrade that cannot finish within its node timeout. */
+const LONG_PULL_MS = 600_000;
+
 const MAIN = path.join(__dirname, "..", "..", "..", "cli", "main.js");
 
 function talosGate(...args: string[]) {
@@ -25,9 +28,11 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
   });
 
   it("starts in the background, writes kubeconfig, talosconfig and state.json, and says how to use them", async () => {
-    const up = talosGate("sim", "up", "--dir", dir, "--control-planes", "1", "--workers", "1", "--version", "v1.13.0", "--boot-seconds", "0.5", "--workload-pods", "0");
+    const up = talosGate("sim", "up", "--dir", dir, "--control-planes", "1", "--workers", "1", "--version", "v1.13.0", "--boot-seconds", "0.5",
+      "--workload-pods", "0", "--pull-ms", String(LONG_PULL_MS), "--install-ms", "0");
     assert.equal(up.code, 0, up.stderr);
     assert.match(up.stdout, /simulated cluster up in [\d.]+s \(pid \d+\): 1 control plane, 1 worker, Talos v1\.13\.0/);
+    assert.match(up.stdout, /\n {2}upgrades: {4}600000 ms image pull, 0 ms install, 0\.5s reboot per node\n/);
     assert.match(up.stdout, /export KUBECONFIG=.*kubeconfig TALOSCONFIG=.*talosconfig/);
     for (const f of ["kubeconfig", "talosconfig", "state.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);
     // The files work with the real adapters.
@@ -39,6 +44,28 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
     const state = JSON.parse(fs.readFileSync(path.join(dir, "state.json"), "utf8"));
     assert.equal(await talos.version(state.machines[1].address), "v1.13.0");
     talos.close();
+  });
+
+  it("an upgrade's image pull takes --pull-ms: a 10-minute pull outlasts a 3 s node timeout, and the node stays as it was", async () => {
+    const state = JSON.parse(fs.readFileSync(path.join(dir, "state.json"), "utf8"));
+    assert.deepEqual([state.pullMs, state.installMs, state.bootSeconds], [LONG_PULL_MS, 0, 0.5]);
+    const talos = createTalosApi(fs.readFileSync(path.join(dir, "talosconfig"), "utf8"));
+    try {
+      const node = state.machines[1].address;
+      const boot = await talos.bootId(node);
+      const steps: string[] = [];
+      await assert.rejects(
+        talos.upgradeNode(node, {
+          image: "ghcr.io/siderolabs/installer:v1.13.2", targetVersion: "v1.13.2", nodeTimeoutMs: 3000, onStep: (s) => steps.push(s),
+        }),
+        /pull ghcr\.io\/siderolabs\/installer:v1\.13\.2: no answer in time/,
+      );
+      assert.equal(steps[0], "pulling", `steps seen: ${steps.join(", ")}`);
+      assert.equal(await talos.bootId(node), boot, "not rebooted");
+      assert.equal(await talos.version(node), "v1.13.0");
+    } finally {
+      talos.close();
+    }
   });
 
   it("status lists the nodes with versions and readiness", () => {
