@@ -2,6 +2,7 @@
 // code) and is loaded only when used, so `talos-gate validate` never loads the Kubernetes or gRPC clients.
 // First: an unsupported Node.js stops here, naming the version needed (bin/talos-gate prints it without a stack).
 import "../provider/nodeSupport";
+import { exitAfterFlush } from "./exit";
 const commands: Record<string, { summary: string; load: () => { run(argv: string[]): Promise<number> } }> = {
   validate: { summary: "validate an Omni cluster template offline", load: () => require("./validate") },
   plan: { summary: "print the ordered rollout plan against a live or simulated cluster", load: () => require("./plan") },
@@ -40,6 +41,5 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  // Exit explicitly: open gRPC channels or watches must not keep a finished command alive.
-  void main(process.argv.slice(2)).then((code) => process.exit(code));
+  void main(process.argv.slice(2)).then((code) => exitAfterFlush(code));
 }
