@@ -24,6 +24,11 @@ export interface ObserveOptions<T> {
   trim?: (obj: T) => T;
   /** Keeps only the objects it accepts (a selection the API server cannot make, e.g. by spec.nodeName). */
   filter?: (obj: T) => boolean;
+  /**
+   * Whether an update of a held object is one the consumer need not see (compared after `trim`): the held object is
+   * kept and no new state is offered. Without it, every update is a new state.
+   */
+  same?: (held: T, next: T) => boolean;
   log?: (line: string) => void;
 }
 
@@ -252,9 +257,16 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
             if (typeof rv === "string" && rv !== "") this.resourceVersion = rv;
             if (type === "BOOKMARK") return;
             if (this.o.name !== undefined && obj?.metadata?.name !== this.o.name) return;
+            const key = keyOf(obj);
             if (type === "DELETED" || !this.selected(obj as T)) {
-              if (!this.objects.delete(keyOf(obj))) return; // never held: nothing changed for the consumer
-            } else this.objects.set(keyOf(obj), this.keep(obj as T));
+              if (!this.objects.delete(key)) return; // never held: nothing changed for the consumer
+            } else {
+              const held = this.objects.get(key);
+              const kept = this.keep(obj as T);
+              // The held object stays (its consumer may have derived something from it); only the version moves on.
+              if (held !== undefined && this.o.same?.(held, kept)) return;
+              this.objects.set(key, kept);
+            }
             this.changed();
           },
           (err: unknown) => {

@@ -126,6 +126,29 @@ describe("integration: kube port — nodes and drain", function () {
     assert.equal(watch.failed, false);
   });
 
+  it("the Node watch ignores updates that change nothing a Machine holds, and does not rebuild unchanged machines", async () => {
+    const h = await harness();
+    const quiet = await createNode(h, { osImage: "Talos (v1.12.4)", ip: "10.5.0.78" });
+    const other = await createNode(h, { osImage: "Talos (v1.12.4)", ip: "10.5.0.79" });
+    const watch = h.kube.watchMachines();
+    try {
+      const before = (await watch.machines()).find((m) => m.name === quiet)!;
+      const since = watch.generation;
+      // A kubelet heartbeat and another controller's annotation: nothing a Machine holds.
+      await h.core.patchNodeStatus({ name: quiet, body: [{ op: "replace", path: "/status/conditions/0/lastHeartbeatTime", value: new Date(Date.now() + 5000) }] });
+      await h.core.patchNode({ name: quiet, body: [{ op: "add", path: "/metadata/annotations", value: { "example.com/inventory": "rack-7" } }] });
+      // Then a change that matters, on another node: the watch sees events in order, so once it shows this one it
+      // has seen the two above.
+      assert.equal(await h.kube.cordon(other, "pulumi:p/s/talos"), true);
+      await eventually("the watch to see the cordon", async () => (await watch.machines()).find((m) => m.name === other)?.cordoned === true);
+      const after = (await watch.machines()).find((m) => m.name === quiet)!;
+      assert.equal(after, before, "the quiet node's Machine is the same object: not rebuilt, not changed");
+      assert.equal(watch.generation - since, 1, "only the cordon was a change");
+    } finally {
+      watch.stop();
+    }
+  });
+
   it("cordons are owned: an administrator's cordon is never claimed nor lifted, another owner's is left alone", async () => {
     const h = await harness();
     const admin = await createNode(h, {});
