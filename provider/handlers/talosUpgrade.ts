@@ -19,6 +19,7 @@ import { warn } from "./diagnostics";
 import { engineCancellation } from "./engine";
 import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
 import { checkClusterName, checkDuration } from "./inputs";
+import { mapLimit } from "../mapLimit";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 import {
@@ -73,7 +74,8 @@ async function previewPlan(news: Props): Promise<string[]> {
         ],
         lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
       });
-      const pending = plan.waves.flatMap((w) => w.machines.map((pm) => machines.find((m) => m.name === pm.name)!));
+      const byName = new Map(machines.map((m) => [m.name, m]));
+      const pending = plan.waves.flatMap((w) => w.machines.map((pm) => byName.get(pm.name)!));
       return [...describePlan(plan), ...(await imagePlanLines(spec, pending)), ...gatePlanLines(spec.gates, new Date())];
     });
   } catch (err) {
@@ -94,6 +96,9 @@ function imageFor(talos: TalosApi, spec: TalosUpgradeSpec): (m: Machine, version
  * sees before the merge that nodes installed from Image Factory keep their extensions. Read from the nodes within
  * the preview's budget; a node that cannot be read says so (the run reads it again before its upgrade).
  */
+/** Nodes read at once for the plan's image lines: at 1,000 nodes, all at once was a burst of 1,000 Talos calls. */
+const PLAN_READS_IN_FLIGHT = 16;
+
 async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promise<string[]> {
   if (pending.length === 0) return [];
   if (spec.installer.installerImage) return [msg.planImage(spec.installer.installerImage, [])];
@@ -101,10 +106,12 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
   try {
     const image = imageFor(talos, spec);
     const byImage = new Map<string, string[]>();
-    await Promise.all(pending.map(async (m) => {
+    await mapLimit(pending, PLAN_READS_IN_FLIGHT, async (m) => {
       const key = await image(m, spec.version).catch((err) => msg.planImageUnknown(errorText(err)));
-      byImage.set(key, [...(byImage.get(key) ?? []), m.name]);
-    }));
+      const names = byImage.get(key);
+      if (names) names.push(m.name);
+      else byImage.set(key, [m.name]);
+    });
     return [...byImage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([img, names]) => msg.planImage(img, names.sort()));
   } finally {
     talos.close();

@@ -8,32 +8,8 @@
 import type * as k8s from "@kubernetes/client-node";
 import type { Machine, MachineWatch } from "../rollout/ports";
 import { KubeClients } from "./client";
-import { CORDONED_BY_ANNOTATION } from "./labels";
-import { machineOf } from "./nodes";
+import { byMachineName, listTrimmedNodes, machineOf, trimNode } from "./nodes";
 import { SetObserver } from "./watch";
-
-/** Nodes per list page: the watch's initial list is chunked like kubectl's, never one 1,000-Node answer. */
-const LIST_PAGE = 200;
-
-/** A Node reduced to the fields machineOf reads (the image list, allocatable, volumes and the rest are dropped). */
-function trim(node: k8s.V1Node): k8s.V1Node {
-  const annotation = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
-  return {
-    metadata: {
-      name: node.metadata?.name,
-      resourceVersion: node.metadata?.resourceVersion,
-      labels: node.metadata?.labels,
-      ...(annotation !== undefined ? { annotations: { [CORDONED_BY_ANNOTATION]: annotation } } : {}),
-    },
-    spec: { unschedulable: node.spec?.unschedulable },
-    status: {
-      // Only what machineOf reads: not the heartbeat and transition times, which change without the Node changing.
-      conditions: node.status?.conditions?.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status })),
-      addresses: node.status?.addresses,
-      nodeInfo: { osImage: node.status?.nodeInfo?.osImage } as k8s.V1NodeSystemInfo,
-    },
-  };
-}
 
 /** Two trimmed Nodes that give the same Machine. */
 function sameMachine(a: k8s.V1Node, b: k8s.V1Node): boolean {
@@ -41,9 +17,6 @@ function sameMachine(a: k8s.V1Node, b: k8s.V1Node): boolean {
   return (Object.keys(ma) as (keyof Machine)[]).length === Object.keys(mb).length &&
     (Object.keys(ma) as (keyof Machine)[]).every((k) => ma[k] === mb[k]);
 }
-
-/** Orders like `localeCompare` (as listMachines does), without building a collator per comparison. */
-const byName = new Intl.Collator().compare;
 
 export function watchMachines(c: KubeClients, log: (line: string) => void): MachineWatch {
   // The Machine of each trimmed Node the observer holds (the observer replaces the object when the Node changes).
@@ -56,19 +29,8 @@ export function watchMachines(c: KubeClients, log: (line: string) => void): Mach
   const observer = new SetObserver<k8s.V1Node>({
     clients: c,
     path: "/api/v1/nodes",
-    list: async () => {
-      const items: k8s.V1Node[] = [];
-      let cont: string | undefined;
-      let resourceVersion: string | undefined;
-      do {
-        const page = (await c.objects.getRaw("/api/v1/nodes", { limit: LIST_PAGE, continue: cont })) as k8s.V1NodeList;
-        items.push(...page.items.map(trim));
-        cont = page.metadata?._continue || (page.metadata as { continue?: string } | undefined)?.continue || undefined;
-        resourceVersion = page.metadata?.resourceVersion;
-      } while (cont);
-      return { items, metadata: { resourceVersion } };
-    },
-    trim,
+    list: () => listTrimmedNodes(c),
+    trim: trimNode,
     same: sameMachine,
     log,
   });
@@ -83,7 +45,7 @@ export function watchMachines(c: KubeClients, log: (line: string) => void): Mach
   const first = (async () => {
     try {
       for (let s = await observer.next(); s; s = await observer.next()) {
-        latest = s.objects.map(toMachine).sort((a, b) => byName(a.name, b.name));
+        latest = s.objects.map(toMachine).sort(byMachineName);
         generation++;
         wakeAll();
       }

@@ -56,20 +56,55 @@ async function retryTransient<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Nodes per list request: chunked like kubectl (500), smaller, so a 1,000-node list never sits in memory whole. */
+/** Nodes per list page: chunked like kubectl (500), smaller, so a 1,000-node list never sits in memory whole. */
 const LIST_CHUNK = 200;
+
+/** A Node reduced to the fields machineOf reads (the image list, allocatable, volumes and the rest are dropped). */
+export function trimNode(node: k8s.V1Node): k8s.V1Node {
+  const annotation = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
+  return {
+    metadata: {
+      name: node.metadata?.name,
+      resourceVersion: node.metadata?.resourceVersion,
+      labels: node.metadata?.labels,
+      ...(annotation !== undefined ? { annotations: { [CORDONED_BY_ANNOTATION]: annotation } } : {}),
+    },
+    spec: { unschedulable: node.spec?.unschedulable },
+    status: {
+      // Only what machineOf reads: not the heartbeat and transition times, which change without the Node changing.
+      conditions: node.status?.conditions?.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status })),
+      addresses: node.status?.addresses,
+      nodeInfo: { osImage: node.status?.nodeInfo?.osImage } as k8s.V1NodeSystemInfo,
+    },
+  };
+}
+
+/**
+ * Every Node, trimmed, page by page as the API server sent them (JSON, not client-node's typed models, which build
+ * every field of every Node first), with the list's resourceVersion for a watch to start from. Transient failures of
+ * a page are retried.
+ */
+export async function listTrimmedNodes(c: KubeClients): Promise<{ items: k8s.V1Node[]; metadata: { resourceVersion?: string } }> {
+  const items: k8s.V1Node[] = [];
+  let cont: string | undefined;
+  let resourceVersion: string | undefined;
+  do {
+    const page = (await retryTransient(() => c.objects.getRaw("/api/v1/nodes", { limit: LIST_CHUNK, continue: cont }))) as k8s.V1NodeList;
+    for (const node of page.items) items.push(trimNode(node));
+    cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+    resourceVersion = page.metadata?.resourceVersion;
+  } while (cont);
+  return { items, metadata: { resourceVersion } };
+}
+
+/** Orders like `localeCompare`, without building a collator per comparison. */
+export const byMachineName = (a: Machine, b: Machine): number => collator.compare(a.name, b.name);
+const collator = new Intl.Collator();
 
 export async function listMachines(c: KubeClients): Promise<Machine[]> {
   for (let attempt = 0; ; attempt++) {
-    const machines: Machine[] = [];
-    let cont: string | undefined;
     try {
-      do {
-        const page = await retryTransient(() => c.core.listNode({ limit: LIST_CHUNK, _continue: cont }));
-        for (const node of page.items) machines.push(machineOf(node));
-        cont = page.metadata?._continue || undefined;
-      } while (cont);
-      return machines.sort((a, b) => a.name.localeCompare(b.name));
+      return (await listTrimmedNodes(c)).items.map(machineOf).sort(byMachineName);
     } catch (err) {
       // 410 Gone: the continue token expired (etcd compacted meanwhile); the list starts over once.
       if (statusOf(err) === 410 && attempt === 0) continue;

@@ -1,7 +1,8 @@
 // Node objects for the simulated machines, written the way a kubelet registers and reports them (plus the bits the
 // node lifecycle controller adds: not-ready/unreachable and unschedulable taints).
 import { randomUUID } from "node:crypto";
-import { KubeError, Rest, isAlreadyExists, mapLimit, nowTime, retrying } from "./rest";
+import { mapLimit } from "../../provider/mapLimit";
+import { KubeError, Rest, isAlreadyExists, nowTime, retrying } from "./rest";
 import { Condition, Node, nodePath } from "./types";
 
 export interface MachineSpec {
