@@ -14,6 +14,7 @@ import { API_STATS_KEY, FIELD_MANAGER, LEGACY_STATUS_KEY, STATUS_KEY, statusConf
 import { msg } from "./messages";
 
 interface ClusterSlot {
+  /** The newest status asked for, serialized when it is written (so each write serializes once, not each call). */
   pending?: { status: unknown };
   timer?: NodeJS.Timeout;
   inflight?: Promise<void>;
@@ -60,12 +61,10 @@ export class StatusMirror {
   /** Queues `status` for `cluster`; returns at once (the write happens now or at the end of the throttle window). */
   write(cluster: string, status: unknown): Promise<void> {
     const slot = this.slot(cluster);
-    try {
-      slot.pending = { status: JSON.parse(JSON.stringify(status ?? null)) }; // a snapshot: later mutations do not leak in
-    } catch (err) {
-      this.log(msg.statusWriteFailed(cluster, (err as Error).message));
-      return Promise.resolve();
-    }
+    // Not a copy: the write sends the status as it is then, which is this one or newer. A deep copy per call (a
+    // ~200 KB status at 1,000 nodes, thousands of calls, each kept up to the 500 ms window) was most of the
+    // provider's garbage.
+    slot.pending = { status: status ?? null };
     this.pump(cluster, slot);
     return Promise.resolve();
   }
@@ -140,6 +139,12 @@ export class StatusMirror {
 
   private async put(cluster: string, status: unknown): Promise<void> {
     const name = statusConfigMapName(cluster);
+    let json: string;
+    try {
+      json = JSON.stringify(status);
+    } catch (err) {
+      throw new Error(`the status cannot be serialized: ${(err as Error).message}`);
+    }
     const body: k8s.V1ConfigMap = {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -149,14 +154,16 @@ export class StatusMirror {
         labels: { "app.kubernetes.io/managed-by": FIELD_MANAGER, "talos-gate.dev/cluster": cluster },
         annotations: { "talos-gate.dev/updated-at": new Date().toISOString() },
       },
-      data: { [STATUS_KEY]: JSON.stringify(status), [API_STATS_KEY]: JSON.stringify(this.apiStats()) },
+      data: { [STATUS_KEY]: json, [API_STATS_KEY]: JSON.stringify(this.apiStats()) },
     };
+    const collection = `/api/v1/namespaces/${SYSTEM_NAMESPACE}/configmaps`;
+    const query = { fieldManager: FIELD_MANAGER };
     try {
       // Unconditional update (no resourceVersion): the newest status simply replaces the previous one.
-      await this.c.core.replaceNamespacedConfigMap({ name, namespace: SYSTEM_NAMESPACE, body, fieldManager: FIELD_MANAGER });
+      await this.c.objects.sendRaw("PUT", `${collection}/${name}`, body, query);
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      await this.c.core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body, fieldManager: FIELD_MANAGER });
+      await this.c.objects.sendRaw("POST", collection, body, query);
     }
   }
 

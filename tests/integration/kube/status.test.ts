@@ -29,6 +29,25 @@ describe("integration: kube port — status mirror and events", function () {
     await other.close();
   });
 
+  it("many transitions within one throttle window cost one serialization per write, and the newest state is written", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    let serialized = 0;
+    const status = { phase: "Upgrading", done: 0, toJSON() {
+      serialized++;
+      return { phase: this.phase, done: this.done };
+    } };
+    // A 1,000-node rollout reports thousands of transitions; the status is one object updated in place.
+    for (let i = 1; i <= 1000; i++) {
+      status.done = i;
+      void h.kube.writeStatus(cluster, status);
+    }
+    status.phase = "Done";
+    await h.kube.flush();
+    assert.deepEqual(await h.kube.readStatus(cluster), { phase: "Done", done: 1000 }, "the state as it is at the write");
+    assert.ok(serialized <= 3, `serialized ${serialized} times for 1,000 transitions (once per write: the first, then the coalesced rest)`);
+  });
+
   it("still reads a status written as YAML under status.yaml by earlier builds", async () => {
     const h = await harness();
     const cluster = clusterName();
