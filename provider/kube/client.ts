@@ -61,8 +61,12 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
   protected async processResponse<T extends k8s.KubernetesObject>(response: k8s.ResponseContext, type?: string): Promise<T> {
     if (type !== RAW && type !== DISCARD) return super.processResponse<T>(response, type);
     if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
-      const text = await response.body.text();
-      return (type === RAW ? JSON.parse(text) : undefined) as T;
+      // A dropped answer is read as bytes, not text: a large string would stay in the old generation until a full GC.
+      if (type === DISCARD) {
+        await response.body.binary();
+        return undefined as unknown as T;
+      }
+      return JSON.parse(await response.body.text()) as T;
     }
     throw new k8s.ApiException(response.httpStatusCode, "Unsuccessful HTTP Request", await response.getBodyAsAny(), response.headers);
   }

@@ -1,9 +1,9 @@
 // The live status mirror: the rollout's status object as JSON in ConfigMap kube-system/talos-gate-status-<cluster>
 // (key `status.json`), so `kubectl -n kube-system get cm talos-gate-status-<cluster>` and `talos-gate status` (which
 // prints it as YAML) show it. JSON, not YAML, because at 1,000 machines YAML.stringify took 60 ms and 28 MB of heap
-// per write, and the mirror is written on every notable transition. Writes are throttled per cluster: the first goes out at once, later ones within 500 ms of the previous
-// write are coalesced (last one wins) and written at the end of the window; `flush()` writes what is pending and
-// waits. Mirroring is best effort: failures are logged, never thrown into the rollout. Each write also stores the
+// per write, and the mirror is written on every notable transition. Writes are throttled per cluster: the first goes
+// out at once, later ones within the window of the previous write (500 ms, longer for a large status) are coalesced
+// (last one wins) and written at the end of the window; `flush()` writes what is pending and waits. Mirroring is best effort: failures are logged, never thrown into the rollout. Each write also stores the
 // port's own API counters so far (key `api.json`: requests, watches, bytes read), which `talos-gate status` shows and
 // `npm run bench` reads after a `pulumi up`.
 import * as k8s from "@kubernetes/client-node";
@@ -19,6 +19,21 @@ interface ClusterSlot {
   timer?: NodeJS.Timeout;
   inflight?: Promise<void>;
   lastWriteAt: number;
+  /** Bytes of the last status written: a large status is written less often (see MIRROR_BYTES_PER_SECOND). */
+  lastBytes: number;
+}
+
+/**
+ * The mirror writes at most about this many bytes per second per cluster: a 1,000-node status is ~200 KB, and
+ * rewriting it every 500 ms is 400 KB/s into etcd (every revision kept until compaction) and, in this process, two
+ * large strings and a buffer per write that only a full GC frees. So the window grows with the status: 500 ms up to
+ * 50 KB, 2 s at 200 KB.
+ */
+const MIRROR_BYTES_PER_SECOND = 100 * 1024;
+
+/** How long after a write of `lastBytes` the next one waits (coalescing what comes meanwhile). */
+export function mirrorWindowMs(throttleMs: number, lastBytes: number): number {
+  return Math.max(throttleMs, Math.round((lastBytes / MIRROR_BYTES_PER_SECOND) * 1000));
 }
 
 /** The status a mirror ConfigMap holds (undefined if it holds none); throws if the text does not parse. */
@@ -108,7 +123,7 @@ export class StatusMirror {
   private slot(cluster: string): ClusterSlot {
     let s = this.slots.get(cluster);
     if (!s) {
-      s = { lastWriteAt: 0 };
+      s = { lastWriteAt: 0, lastBytes: 0 };
       this.slots.set(cluster, s);
     }
     return s;
@@ -116,7 +131,7 @@ export class StatusMirror {
 
   private pump(cluster: string, slot: ClusterSlot): void {
     if (!slot.pending || slot.inflight || slot.timer) return;
-    const wait = slot.lastWriteAt + this.throttleMs - Date.now();
+    const wait = slot.lastWriteAt + mirrorWindowMs(this.throttleMs, slot.lastBytes) - Date.now();
     if (wait <= 0) return this.startWrite(cluster, slot);
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
@@ -129,7 +144,7 @@ export class StatusMirror {
     if (!pending) return;
     slot.pending = undefined;
     slot.lastWriteAt = Date.now();
-    slot.inflight = this.put(cluster, pending.status)
+    slot.inflight = this.put(cluster, pending.status, (bytes) => (slot.lastBytes = bytes))
       .catch((err) => this.log(msg.statusWriteFailed(cluster, apiMessage(err))))
       .finally(() => {
         slot.inflight = undefined;
@@ -137,7 +152,7 @@ export class StatusMirror {
       });
   }
 
-  private async put(cluster: string, status: unknown): Promise<void> {
+  private async put(cluster: string, status: unknown, sized: (bytes: number) => void): Promise<void> {
     const name = statusConfigMapName(cluster);
     let json: string;
     try {
@@ -145,6 +160,7 @@ export class StatusMirror {
     } catch (err) {
       throw new Error(`the status cannot be serialized: ${(err as Error).message}`);
     }
+    sized(json.length);
     const body: k8s.V1ConfigMap = {
       apiVersion: "v1",
       kind: "ConfigMap",

@@ -6,6 +6,7 @@ import { isEvictable, selects } from "../../../provider/kube/drain";
 import { labelValue, parseManifest } from "../../../provider/kube/manifests";
 import { machineOf, talosVersionOf } from "../../../provider/kube/nodes";
 import { failureText, jobBody } from "../../../provider/kube/runner";
+import { mirrorWindowMs } from "../../../provider/kube/status";
 
 const failedJob = (reason?: string, message?: string, uid = "job-uid"): k8s.V1Job => ({
   metadata: { name: "talos-gate-x", uid },
@@ -123,5 +124,14 @@ describe("unit: kube port — manifests", () => {
     assert.equal(labelValue("manifests/ceph rbac.yaml"), "manifests-ceph-rbac.yaml");
     assert.equal(labelValue("-x-"), "x");
     assert.equal(labelValue("a".repeat(80)).length, 63);
+  });
+});
+
+describe("unit: kube port — status mirror window", () => {
+  it("writes a small status every 500 ms at most, a large one less often (about 100 KiB/s into etcd)", () => {
+    assert.equal(mirrorWindowMs(500, 2_000), 500, "a 5-node status");
+    assert.equal(mirrorWindowMs(500, 50 * 1024), 500);
+    assert.equal(mirrorWindowMs(500, 200 * 1024), 2000, "a 1,000-node status");
+    assert.equal(mirrorWindowMs(100, 0), 100, "the configured throttle is the floor");
   });
 });
