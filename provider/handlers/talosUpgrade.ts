@@ -20,6 +20,7 @@ import { engineCancellation } from "./engine";
 import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
 import { checkClusterName, checkDuration } from "./inputs";
 import { mapLimit } from "../mapLimit";
+import { withBoundedHeap } from "./memory";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 import {
@@ -143,7 +144,7 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
   let last: UpgradeStatus | undefined;
   try {
     const mirrored = (await kube.readStatus(spec.clusterName).catch(() => undefined)) as UpgradeStatus | undefined;
-    const status = await runRollout(withMachineOverrides(kube, spec.machines), talos, {
+    const status = await withBoundedHeap(() => runRollout(withMachineOverrides(kube, spec.machines), talos, {
       cluster: spec.clusterName,
       holder: holderOf(spec, id),
       targetVersion: spec.version,
@@ -163,7 +164,7 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
       schedule: spec.gates.schedule,
       hooks: spec.gates.hooks,
       volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
-    });
+    }));
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
     const status = err instanceof RolloutError ? err.status : last;
