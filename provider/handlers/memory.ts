@@ -30,11 +30,19 @@ export function heapBound(policy: HeapPolicy, growth = GROWTH_BYTES): () => bool
 
 let fullGc: (() => void) | undefined;
 
-/** V8's full collection, made callable once (the flag only exposes `gc` to contexts created after it is set). */
-function processGc(): () => void {
+/**
+ * V8's full collection, made callable once (the flag only exposes `gc` to contexts created after it is set); undefined
+ * where the runtime does not allow it — the rollout then runs without the bound rather than not at all.
+ */
+function processGc(): (() => void) | undefined {
   if (!fullGc) {
-    v8.setFlagsFromString("--expose-gc");
-    fullGc = vm.runInNewContext("gc") as () => void;
+    try {
+      v8.setFlagsFromString("--expose-gc");
+      const gc: unknown = vm.runInNewContext("typeof gc === 'function' ? gc : undefined");
+      if (typeof gc === "function") fullGc = gc as () => void;
+    } catch {
+      // no bound
+    }
   }
   return fullGc;
 }
@@ -42,6 +50,7 @@ function processGc(): () => void {
 /** Bounds the heap while `body` runs (see above). */
 export async function withBoundedHeap<T>(body: () => Promise<T>): Promise<T> {
   const gc = processGc();
+  if (!gc) return body();
   const look = heapBound({ heapUsed: () => process.memoryUsage().heapUsed, collect: gc });
   const timer = setInterval(look, LOOK_EVERY_MS);
   timer.unref();

@@ -1,7 +1,7 @@
 // The provider's heap bound during a rollout: a full collection once the heap has grown by the allowance since the
 // last one, never before, and the allowance counted again from what survived.
 import assert from "node:assert/strict";
-import { heapBound } from "../../../provider/handlers/memory";
+import { heapBound, withBoundedHeap } from "../../../provider/handlers/memory";
 
 describe("unit: handlers — heap bound during a rollout", () => {
   it("collects once the heap has grown by the allowance, then counts from what survived", () => {
@@ -27,5 +27,12 @@ describe("unit: handlers — heap bound during a rollout", () => {
       look();
     }
     assert.equal(collections, 0);
+  });
+
+  it("the rollout's result and its failure pass through the bound unchanged", async () => {
+    assert.equal(await withBoundedHeap(async () => "Done"), "Done");
+    await assert.rejects(withBoundedHeap(async () => {
+      throw new Error("stopped before cp-2");
+    }), /stopped before cp-2/);
   });
 });
