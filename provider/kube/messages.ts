@@ -84,6 +84,7 @@ export const msg = {
   // --- status mirror and events
   statusWriteFailed: (cluster: string, detail: string) =>
     `cluster ${cluster}: writing the live status to ConfigMap kube-system/talos-gate-status-${cluster} failed: ${detail}`,
+  statusUnserializable: (detail: string) => `the status cannot be serialized as JSON: ${detail}`,
   statusUnreadable: (cluster: string, detail: string) =>
     `cluster ${cluster}: ConfigMap kube-system/talos-gate-status-${cluster} does not hold a readable status (${detail}); ` +
     "it is rewritten by the next rollout",

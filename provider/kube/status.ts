@@ -158,7 +158,7 @@ export class StatusMirror {
     try {
       json = JSON.stringify(status);
     } catch (err) {
-      throw new Error(`the status cannot be serialized: ${(err as Error).message}`);
+      throw new Error(msg.statusUnserializable((err as Error).message));
     }
     sized(json.length);
     const body: k8s.V1ConfigMap = {

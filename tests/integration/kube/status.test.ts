@@ -48,6 +48,17 @@ describe("integration: kube port — status mirror and events", function () {
     assert.ok(serialized <= 3, `serialized ${serialized} times for 1,000 transitions (once per write: the first, then the coalesced rest)`);
   });
 
+  it("a status that cannot be serialized is a warning naming the ConfigMap, never a failure of the caller", async () => {
+    const h = await harness();
+    const cluster = clusterName();
+    const status: Record<string, unknown> = { phase: "Upgrading" };
+    status.self = status;
+    await h.kube.writeStatus(cluster, status);
+    await h.kube.flush();
+    assert.equal(await h.kube.readStatus(cluster), undefined, "nothing written");
+    assert.ok(h.logs.some((l) => l.includes(`talos-gate-status-${cluster} failed: the status cannot be serialized as JSON`)), h.logs.join("\n"));
+  });
+
   it("still reads a status written as YAML under status.yaml by earlier builds", async () => {
     const h = await harness();
     const cluster = clusterName();
