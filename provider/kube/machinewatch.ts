@@ -13,9 +13,9 @@ import { SetObserver } from "./watch";
 
 /** Two trimmed Nodes that give the same Machine. */
 function sameMachine(a: k8s.V1Node, b: k8s.V1Node): boolean {
-  const ma = machineOf(a), mb = machineOf(b);
-  return (Object.keys(ma) as (keyof Machine)[]).length === Object.keys(mb).length &&
-    (Object.keys(ma) as (keyof Machine)[]).every((k) => ma[k] === mb[k]);
+  const ma: Record<string, unknown> = { ...machineOf(a) }, mb: Record<string, unknown> = { ...machineOf(b) };
+  const keys = Object.keys(ma);
+  return keys.length === Object.keys(mb).length && keys.every((k) => ma[k] === mb[k]);
 }
 
 export function watchMachines(c: KubeClients, log: (line: string) => void): MachineWatch {

@@ -97,9 +97,9 @@ export async function listTrimmedNodes(c: KubeClients): Promise<{ items: k8s.V1N
   return { items, metadata: { resourceVersion } };
 }
 
+const collator = new Intl.Collator();
 /** Orders like `localeCompare`, without building a collator per comparison. */
 export const byMachineName = (a: Machine, b: Machine): number => collator.compare(a.name, b.name);
-const collator = new Intl.Collator();
 
 export async function listMachines(c: KubeClients): Promise<Machine[]> {
   for (let attempt = 0; ; attempt++) {
