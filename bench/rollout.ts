@@ -214,8 +214,9 @@ export async function metrics(sizes: number[] = SIZES): Promise<Metric[]> {
     const peaks = Object.values(big.providerPeakRss);
     if (peaks.length === 0) throw new Error("no dynamic-provider process was seen during the 1,000-node pulumi up");
     out.push({
-      name: "provider_rss_mb_1000", value: round(mb(Math.max(...peaks))), unit: "MB (VmHWM)",
-      compared_with: `target < 300 MB; the dynamic-provider process pulumi up started (${peaks.length} seen), sampled every ${SAMPLE_MS} ms ` +
+      name: "provider_rss_mb_1000", value: round(mb(Math.max(...peaks))), unit: "MiB (VmHWM)",
+      compared_with: `target < 300 MB (this peak is ${round(Math.max(...peaks) / 1e6)} MB in decimal units); ` +
+        `the dynamic-provider process pulumi up started (${peaks.length} seen), sampled every ${SAMPLE_MS} ms ` +
         `during a 1,000-node rollout; the sim runs in its own process`,
     });
   }
