@@ -3,7 +3,7 @@
 // machine: on a 24 GiB machine it let a 1,000-node rollout's garbage reach ~220 MB of heap before collecting it once
 // (peak RSS ~430 MB, of which ~190 MB is the host and the libraries before any work). So while a rollout runs, the
 // heap is looked at every few seconds and collected in full once it has grown by GROWTH_BYTES since the last
-// collection — a full GC of this heap takes about 100 ms, and happens every ten seconds or more.
+// collection — one such GC took 121 ms in a measured 1,000-node run, where V8 itself also collected 38 times.
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
 
