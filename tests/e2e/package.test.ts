@@ -9,7 +9,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
 import { packageJson, packageRoot } from "../../provider/package";
-import { onSuiteEnd } from "../support/fixtures";
+import { onFileEnd } from "../support/fixtures";
 import { pulumiEnv, PulumiEnv } from "../support/pulumi";
 import {
   COMPAT_SIM, configure, createUserProject, mapSecrets, npmPack, Packed, run, SECRET_PLACEHOLDERS, userStack,
@@ -40,7 +40,7 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
 
   before(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-package-"));
-    onSuiteEnd(async () => fs.rmSync(work, { recursive: true, force: true }));
+    onFileEnd(async () => fs.rmSync(work, { recursive: true, force: true }));
     project = path.join(work, "infra");
     const t0 = Date.now();
     packed = npmPack(work);
@@ -87,7 +87,7 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   it("`talos-gate sim up` from the installed bin starts a cluster with the tools it finds", () => {
     const t0 = Date.now();
     const up = talosGate("sim", "up", ...COMPAT_SIM.args);
-    onSuiteEnd(async () => void talosGate("sim", "down"));
+    onFileEnd(async () => void talosGate("sim", "down"));
     assert.equal(up.code, 0, up.out + up.err);
     assert.match(up.out, new RegExp(`simulated cluster up in [\\d.]+s \\(pid \\d+\\): 1 control plane, 1 worker, Talos ${esc(FROM)}`));
     assert.ok(fs.existsSync(sim().kubeconfig) && fs.existsSync(sim().talosconfig));

@@ -118,10 +118,10 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
   }
 
   it("a check that never finishes ends the update at holdTimeout, saying it was waiting to complete", async () => {
-    knobs = { version: "v1.13.2", holdTimeout: "20s", script: "sleep 100000" };
+    knobs = { version: "v1.13.2", holdTimeout: "10s", script: "sleep 100000" };
     const started = Date.now();
     await assert.rejects(stack.up(), (err: Error) => {
-      assert.match(err.message, /held the upgrade longer than holdTimeout 20s before wave 1\/3: "cluster-sim-gate": waiting to complete/);
+      assert.match(err.message, /held the upgrade longer than holdTimeout 10s before wave 1\/3: "cluster-sim-gate": waiting to complete/);
       return true;
     });
     // Not a speed assertion: before the fix this `up` never ended (it ran for 13 minutes until killed).

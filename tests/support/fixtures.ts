@@ -1,13 +1,22 @@
-// Registry of long-lived test fixtures (kube-apiserver, simulated clusters, ...), stopped by the root hook.
+// Registry of long-lived test fixtures (control planes, simulated clusters, clients, temp dirs). A fixture lives as
+// long as the test file that started it: tests/support/hooks.ts stops a file's fixtures after its last suite, so idle
+// control planes do not pile up through a run. Only fixtures shared by every file (the shared control plane) live
+// until the end of the run.
 type Stopper = () => Promise<void>;
-const stoppers: Stopper[] = [];
+const fileStoppers: Stopper[] = [];
+const runStoppers: Stopper[] = [];
 
-/** Registers a cleanup to run after the whole suite (last registered, first stopped). */
-export function onSuiteEnd(stop: Stopper): void {
-  stoppers.push(stop);
+/** Registers a cleanup to run after the current test file (last registered, first stopped). */
+export function onFileEnd(stop: Stopper): void {
+  fileStoppers.push(stop);
 }
 
-export async function stopAllFixtures(): Promise<void> {
+/** Registers a cleanup to run after the whole run, for a fixture every file shares. */
+export function onRunEnd(stop: Stopper): void {
+  runStoppers.push(stop);
+}
+
+async function stopAll(stoppers: Stopper[]): Promise<void> {
   while (stoppers.length > 0) {
     const stop = stoppers.pop()!;
     try {
@@ -17,3 +26,6 @@ export async function stopAllFixtures(): Promise<void> {
     }
   }
 }
+
+export const stopFileFixtures = () => stopAll(fileStoppers);
+export const stopRunFixtures = () => stopAll(runStoppers);

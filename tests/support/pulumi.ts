@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { devToolPath, packageRoot, toolsBin } from "../../sim/tools";
-import { onSuiteEnd } from "./fixtures";
+import { onFileEnd } from "./fixtures";
 
 export interface PulumiEnv {
   dir: string;
@@ -19,7 +19,7 @@ export async function pulumiEnv(): Promise<PulumiEnv> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-pulumi-"));
   fs.mkdirSync(path.join(dir, "state"));
   fs.mkdirSync(path.join(dir, "home"));
-  onSuiteEnd(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  onFileEnd(async () => fs.rmSync(dir, { recursive: true, force: true }));
   const envVars: Record<string, string> = {
     PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
     PULUMI_HOME: path.join(dir, "home"),

@@ -1,11 +1,11 @@
 // A simulated cluster per test file, plus small helpers tests use against it.
 import * as k8s from "@kubernetes/client-node";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../sim/cluster";
-import { onSuiteEnd } from "./fixtures";
+import { onFileEnd } from "./fixtures";
 
 export async function testSim(opts: SimClusterOptions = {}): Promise<SimCluster> {
   const sim = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 1, pullMs: 50, installMs: 50, ...opts });
-  onSuiteEnd(() => sim.stop());
+  onFileEnd(() => sim.stop());
   return sim;
 }
 

@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { createKubeApi } from "../../../provider/kube";
 import { createTalosApi } from "../../../provider/talos";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 
 /** A pull no test waits for: the knob's effect shows as an upgrade that cannot finish within its node timeout. */
 const LONG_PULL_MS = 600_000;
@@ -22,7 +22,7 @@ function talosGate(...args: string[]) {
 describe("integration: cli — talos-gate sim up, status, down", function () {
   this.timeout(300000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-simcli-"));
-  onSuiteEnd(async () => {
+  onFileEnd(async () => {
     talosGate("sim", "down", "--dir", dir);
     fs.rmSync(dir, { recursive: true, force: true });
   });

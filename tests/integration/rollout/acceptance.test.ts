@@ -10,7 +10,7 @@ import { runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 import {
   adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, RUNNER_SELECTOR, runOptions, setGate, sim, TARGET,
   until, versions, waitNoRunners,
@@ -49,7 +49,7 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
         jobsCreated.push({ name: obj.metadata?.name ?? "", at: Date.now() });
       }
     }, () => undefined);
-    onSuiteEnd(async () => w.abort());
+    onFileEnd(async () => w.abort());
   });
 
   after(async () => {

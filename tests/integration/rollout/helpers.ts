@@ -10,7 +10,7 @@ import { RolloutError, type RunOptions } from "../../../provider/rollout/run";
 import { createTalosApi, TalosApiImpl } from "../../../provider/talos";
 import { composeHealthcheck, validateHealthcheck } from "../../../provider/template";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../../sim/cluster";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 
 export const RUNNER_SELECTOR = "app.kubernetes.io/name=talos-gate-healthcheck";
 export const FROM = "v1.12.4";
@@ -28,7 +28,7 @@ export async function sim(opts: SimClusterOptions): Promise<SimCluster> {
     stopped = true;
     await stop();
   };
-  onSuiteEnd(() => s.stop());
+  onFileEnd(() => s.stop());
   return s;
 }
 
@@ -36,7 +36,7 @@ export async function sim(opts: SimClusterOptions): Promise<SimCluster> {
 export function adapters(s: SimCluster): { kube: KubeClient; talos: TalosApiImpl } {
   const kube = createKubeApi(s.kubeconfig, { statusThrottleMs: 100 });
   const talos = createTalosApi(s.talosconfig, { pollIntervalMs: 200 });
-  onSuiteEnd(async () => {
+  onFileEnd(async () => {
     talos.close();
     await kube.close();
   });
