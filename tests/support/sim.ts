@@ -105,3 +105,20 @@ export async function nodeVersions(sim: SimCluster): Promise<Record<string, stri
     await kube.close();
   }
 }
+
+/**
+ * Where credential material of the sim's kubeconfig or talosconfig (client keys and certificates, base64) appears in
+ * `texts` (name → text): the names of the texts that hold any, for asserting that none does.
+ */
+export function credentialLeaks(sim: SimCluster, texts: Record<string, string>): string[] {
+  const marks = [
+    /client-key-data: (\S+)/.exec(sim.kubeconfig)?.[1],
+    /client-certificate-data: (\S+)/.exec(sim.kubeconfig)?.[1],
+    /\bkey: (\S+)/.exec(sim.talosconfig)?.[1],
+    /\bcrt: (\S+)/.exec(sim.talosconfig)?.[1],
+  ].map((m) => m?.slice(0, 40)).filter((m): m is string => !!m && m.length === 40);
+  if (marks.length !== 4) throw new Error("the sim's kubeconfig or talosconfig has no key or certificate to look for");
+  return Object.entries(texts)
+    .filter(([, text]) => text.includes("BEGIN") || marks.some((m) => text.includes(m)))
+    .map(([name]) => name);
+}

@@ -136,11 +136,11 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
         assert.deepEqual(boots.downs, []);
 
         // Open at the start, but the gate holds past the window's end (3 s later): the run stops at the window.
-        const held = runRollout(kube, talos, runOptions(cluster, {
-          schedule, conditions: [cephGate(cluster)], clock: shifted(today.plus({ hours: 2, minutes: 59, seconds: 57 })),
-        }));
+        const clock = shifted(today.plus({ hours: 2, minutes: 59, seconds: 57 }));
+        const held = runRollout(kube, talos, runOptions(cluster, { schedule, conditions: [cephGate(cluster)], clock }));
         held.catch(() => undefined);
-        await delay(4000);
+        // The condition holds the gate until the run's clock has passed the window's end, then opens.
+        await until("the run's clock to pass the window's end", () => clock.now() >= today.plus({ hours: 3 }).toMillis(), 30000);
         await setHealth(core, "HEALTH_OK");
         await assert.rejects(held, (e: RolloutError) => {
           assert.equal(e.message, `outside the maintenance window, resumes in the next one at ${next} UTC`);
