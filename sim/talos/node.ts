@@ -132,6 +132,8 @@ export class SimNode {
   faults: NodeFaults = {};
   /** Requests this node received (whatever became of them): to prove an action was not sent twice. */
   readonly received = { upgrade: 0, reboot: 0, install: 0 };
+  /** Installer images this node ran (legacy upgrade sequences started, LifecycleService installs that succeeded). */
+  readonly installedImages: string[] = [];
   private staged?: string;
   private pulled?: Set<string>;
   private installing = false;
@@ -233,6 +235,7 @@ export class SimNode {
       setImmediate(() => this.publish(ev.sequence(req.stage ? "stageUpgrade" : "upgrade", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
     } else {
       this.sequence = "upgrade";
+      this.installedImages.push(req.image);
       setImmediate(() => void this.runLegacyUpgrade(actorId, req.image, target, req.stage));
     }
     return { ack: "Upgrade request received", actorId };
@@ -310,6 +313,7 @@ export class SimNode {
       if (exit === 0) {
         send({ progress: { message: `installed Talos ${versionFromImage(image)} to the inactive boot slot` } });
         this.staged = image;
+        this.installedImages.push(image);
       } else {
         send({ progress: { message: `error: installation failed (exit status ${exit})` } });
       }

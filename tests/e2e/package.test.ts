@@ -129,6 +129,10 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   // CHANGELOG.md, "Compatibility": upgrading the package shows no diff on existing stacks. Each fixture is the state a
   // release left after the same run as above (scripts/compat-fixture.ts), so this sim is in the state it describes.
   const fixtures = fs.readdirSync(path.join(packageRoot, "tests", "fixtures", "compat")).filter((f) => f.endsWith(".json")).sort();
+  it("every release's stack is checked: tests/fixtures/compat/ holds a fixture per release", () => {
+    // An empty folder would silently check nothing; 0.1.0 is the first release (CHANGELOG.md).
+    assert.ok(fixtures.includes("v0.1.0.json"), `compatibility fixtures: ${fixtures.join(", ") || "none"}`);
+  });
   for (const file of fixtures) {
     it(`a stack written by talos-gate ${file.replace(/\.json$/, "")} previews with no changes after upgrading the package`, async () => {
       const fixture = JSON.parse(fs.readFileSync(path.join(packageRoot, "tests", "fixtures", "compat", file), "utf8")) as CompatFixture;

@@ -1,7 +1,7 @@
 // One machine model for the Cluster, the preview plan and the run: the machine overrides a Cluster is given (role,
 // Talos address, machine set) are what a TalosUpgrade plans and upgrades with, not what the Node labels say.
 import * as assert from "node:assert/strict";
-import { check } from "../../../provider/handlers";
+import { check, create } from "../../../provider/handlers";
 import { withMachineOverrides } from "../../../provider/handlers/clusterSpec";
 import { sim, adapters } from "../rollout/helpers";
 
@@ -67,6 +67,37 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
       assert.deepEqual([read?.role, read?.address, read?.machineSet], ["controlplane", "10.9.9.9", "edge"]);
       assert.equal(await view.readMachine!("cp-1"), undefined, "a machine the Cluster does not name is not the rollout's");
       await assert.rejects(withMachineOverrides(kube, [{ name: "nope" }]).listMachines(), /machine "nope" is not a Node of the cluster; known: cp-1, w-1; fix the Cluster's machines list/);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("the run installs each node's own image (platform, schematic, SecureBoot) and refuses a node with extensions but no schematic, naming it", async () => {
+    const [metal, aws] = ["b".repeat(64), "c".repeat(64)];
+    const s = await sim({
+      controlPlanes: 1, workers: 2,
+      nodes: {
+        "cp-1": { platform: "metal", schematic: metal, secureBoot: true },
+        "w-1": { platform: "aws", schematic: aws },
+        "w-2": { platform: "metal", extensions: [{ name: "iscsi-tools", version: "v0.2.0" }] },
+      },
+    });
+    try {
+      const r = await check({}, {
+        kind: "TalosUpgrade", clusterName: "run-images", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", healthchecks: [],
+      });
+      assert.equal(r.failures, undefined);
+      await assert.rejects(create(r.inputs), (err: Error) => {
+        assert.match(err.message, /node w-2 runs system extensions \(iscsi-tools\) that did not come from Image Factory/);
+        return true;
+      });
+      const installed = Object.fromEntries(["cp-1", "w-1", "w-2"].map((n) => [n, s.talos.node(n).installedImages]));
+      assert.deepEqual(installed, {
+        "cp-1": [`factory.talos.dev/metal-installer-secureboot/${metal}:v1.13.2`],
+        "w-1": [`factory.talos.dev/aws-installer/${aws}:v1.13.2`],
+        "w-2": [],
+      });
     } finally {
       await s.stop();
     }
