@@ -33,6 +33,11 @@ export interface SimClusterOptions {
    * reports (staleWhileDown, reportDelayMs; also changeable later through `SimCluster.kubelet`).
    */
   kubelet?: Pick<KubeSimOptions, "unpullableImages" | "imagePullBackoffMs" | "containerRestartBackoffMs"> & Partial<KubeletKnobs>;
+  /**
+   * A fresh control plane started beforehand (e.g. while a previous test ran), used instead of starting one; the sim
+   * owns it from then on and stops it with itself.
+   */
+  controlPlane?: Promise<ControlPlane>;
 }
 
 export interface SimMachine {
@@ -72,8 +77,10 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     if (ownsDir) fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const controlPlane = await startControlPlane({ dir: path.join(dir, "control-plane") });
-    stoppers.push(() => controlPlane.stop());
+    const started = opts.controlPlane;
+    if (started) stoppers.push(async () => (await started).stop());
+    const controlPlane = await (started ?? startControlPlane({ dir: path.join(dir, "control-plane") }));
+    if (!started) stoppers.push(() => controlPlane.stop());
     const specs = generateNodes(controlPlanes + workers, controlPlanes, version).map((s) => ({ ...s, ...opts.nodes?.[s.name] }));
     const talos = await TalosNodeSim.start({
       nodes: specs,

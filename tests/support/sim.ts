@@ -1,10 +1,11 @@
 // A simulated cluster per test file, plus small helpers tests use against it.
 import * as k8s from "@kubernetes/client-node";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../sim/cluster";
+import { freshControlPlane } from "./controlPlanes";
 import { onFileEnd } from "./fixtures";
 
 export async function testSim(opts: SimClusterOptions = {}): Promise<SimCluster> {
-  const sim = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 1, pullMs: 50, installMs: 50, ...opts });
+  const sim = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 1, pullMs: 50, installMs: 50, controlPlane: freshControlPlane(), ...opts });
   onFileEnd(() => sim.stop());
   return sim;
 }

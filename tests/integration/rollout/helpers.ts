@@ -10,6 +10,7 @@ import { RolloutError, type RunOptions } from "../../../provider/rollout/run";
 import { createTalosApi, TalosApiImpl } from "../../../provider/talos";
 import { composeHealthcheck, validateHealthcheck } from "../../../provider/template";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../../sim/cluster";
+import { freshControlPlane } from "../../support/controlPlanes";
 import { onFileEnd } from "../../support/fixtures";
 
 export const RUNNER_SELECTOR = "app.kubernetes.io/name=talos-gate-healthcheck";
@@ -20,7 +21,7 @@ export const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** A small simulated cluster, stopped at the end of the suite (or earlier by the caller). */
 export async function sim(opts: SimClusterOptions): Promise<SimCluster> {
-  const s = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 0, pullMs: 50, installMs: 50, ...opts });
+  const s = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 0, pullMs: 50, installMs: 50, controlPlane: freshControlPlane(), ...opts });
   let stopped = false;
   const stop = s.stop;
   s.stop = async () => {
