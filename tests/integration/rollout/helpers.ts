@@ -33,15 +33,19 @@ export async function sim(opts: SimClusterOptions): Promise<SimCluster> {
   return s;
 }
 
-/** Real adapters on the sim; closed at the end of the suite. Talos polls fast (the sim reboots in about a second). */
-export function adapters(s: SimCluster): { kube: KubeClient; talos: TalosApiImpl } {
-  const kube = createKubeApi(s.kubeconfig, { statusThrottleMs: 100 });
+/**
+ * Real adapters on the sim; closed at the end of the file. Talos polls fast (the sim reboots in about a second). The
+ * Kubernetes port's warnings (what the provider shows on the resource's row) are collected in `kubeLog`.
+ */
+export function adapters(s: SimCluster): { kube: KubeClient; talos: TalosApiImpl; kubeLog: string[] } {
+  const kubeLog: string[] = [];
+  const kube = createKubeApi(s.kubeconfig, { statusThrottleMs: 100, log: (l) => kubeLog.push(l) });
   const talos = createTalosApi(s.talosconfig, { pollIntervalMs: 200 });
   onFileEnd(async () => {
     talos.close();
     await kube.close();
   });
-  return { kube, talos };
+  return { kube, talos, kubeLog };
 }
 
 /**
