@@ -184,7 +184,8 @@ export class SimEtcd {
 
   /**
    * Talos' pre-upgrade checks on a control plane (legacy Upgrade with force=false, and preserve=false or a Talos
-   * before v1.13.4, where preserve did not skip them): the upgrade mutex, then ValidateForUpgrade.
+   * where preserve did not skip them yet: before v1.12.9, v1.13.0–v1.13.3, v1.14.0-alpha.0/1; see
+   * preserveSkipsEtcdChecks in node.ts): the upgrade mutex, then ValidateForUpgrade.
    */
   validateForUpgrade(opts: { preserve: boolean; legacyOneMemberRule: boolean }): void {
     if (this.mutexHolder) throw new RpcError(Status.UNKNOWN, MUTEX_LOCKED);

@@ -99,12 +99,20 @@ export function platformMode(platform: string): string {
 }
 
 /**
- * Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks. Before v1.13.4 (siderolabs/talos
- * 89e307e58) only `force` skipped them, so a control plane upgraded with preserve=true, force=false still takes the
- * mutex and validates etcd. (The v1.14.0-alpha.0/alpha.1 pre-releases also lacked it; not modelled.)
+ * Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks: from v1.12.9, v1.13.4 and
+ * v1.14.0-alpha.2 (siderolabs/talos "fix: etcd client leak in the (legacy) Upgrade API", 89e307e58 on main, backports
+ * 3c576021e in v1.12.9 and cf62af3e2 in v1.13.4; internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go
+ * Upgrade: `... && !in.GetForce() && !in.GetPreserve()`). Before, only `force` skipped them, so a control plane
+ * upgraded with preserve=true, force=false still takes the mutex and validates etcd. LifecycleService.Upgrade
+ * (internal/app/lifecycle/lifecycle.go) never checks etcd.
  */
 export function preserveSkipsEtcdChecks(runningVersion: string): boolean {
-  return compareVersions(runningVersion, "v1.13.4") >= 0;
+  const at = (v: string) => compareVersions(runningVersion, v) >= 0;
+  if (at("v1.14.0-alpha.2")) return true;
+  if (at("v1.14.0-alpha.0")) return false; // v1.14.0-alpha.0 and alpha.1 were cut before the fix
+  if (at("v1.13.4")) return true;
+  if (at("v1.13.0-alpha.0")) return false;
+  return at("v1.12.9");
 }
 
 export interface EventRecord {

@@ -123,7 +123,7 @@ describe("talos: other clients' sequences on the node, told apart by actor id", 
   });
 });
 
-describe("talos: Talos' own refusals on control planes (legacy Upgrade, Talos before v1.13.4)", function () {
+describe("talos: Talos' own refusals on control planes (legacy Upgrade, Talos before v1.12.9, v1.13.0–v1.13.3)", function () {
   this.timeout(40000);
   let h: Harness;
   before(async () => {
@@ -204,6 +204,19 @@ describe("talos: etcd refusals that waiting cannot fix, and the versions that sk
       assert.equal(res.path, "legacy");
       assert.equal(h.sim.node("cp-3").version, "v1.12.9");
       assert.equal(h.sim.node("cp-3").received.upgrade, 1);
+    } finally {
+      release();
+    }
+  });
+
+  it("issue 18 point 9: v1.12.9 has the backport too, so preserve skips Talos' etcd checks: upgraded while the mutex is held", async () => {
+    assert.equal(h.sim.node("cp-3").version, "v1.12.9", "left on v1.12.9 by the test before");
+    const release = h.sim.etcd.holdUpgradeMutex("held");
+    try {
+      const res = await h.api.upgradeNode("10.5.0.4", { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 4000 });
+      assert.equal(res.path, "legacy");
+      assert.equal(h.sim.node("cp-3").version, "v1.13.2");
+      assert.equal(h.sim.node("cp-3").received.upgrade, 2, "one Upgrade for each of the two upgrades: none refused");
     } finally {
       release();
     }
