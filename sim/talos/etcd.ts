@@ -49,6 +49,8 @@ export class SimEtcd {
   private term = 2n;
   private index = 1000n;
   private mutexHolder?: string;
+  /** Members kept unhealthy whatever their node does (a rehearsal's `etcd-unhealthy` fault), by node name. */
+  private readonly held = new Set<string>();
 
   constructor(nodes: readonly EtcdNode[], knobs: Partial<EtcdKnobs> = {}) {
     this.knobs = { unhealthyAfterBootMs: 0, ...knobs };
@@ -92,7 +94,7 @@ export class SimEtcd {
     const m = this.member(nodeName);
     if (!m) return;
     const join = () => {
-      if (!m.node.up) return;
+      if (!m.node.up || this.held.has(nodeName)) return;
       m.healthy = true;
       this.reconcile();
     };
@@ -111,6 +113,18 @@ export class SimEtcd {
     if (!m) throw new Error(`no etcd member for node ${nodeName}`);
     m.healthy = healthy && m.node.up;
     this.reconcile();
+  }
+
+  /** Keeps a member unhealthy through its node's reboots (`held`), or lets it be healthy again while its node is up. */
+  holdUnhealthy(nodeName: string, held: boolean): void {
+    if (held) this.held.add(nodeName);
+    else this.held.delete(nodeName);
+    this.setHealthy(nodeName, !held);
+  }
+
+  /** Whether the member of `nodeName` is kept unhealthy by `holdUnhealthy`. */
+  isHeldUnhealthy(nodeName: string): boolean {
+    return this.held.has(nodeName);
   }
 
   setLearner(nodeName: string, learner: boolean): void {
