@@ -98,6 +98,17 @@ export const msg = {
     `talos: node ${node}: not upgraded to ${target}: Talos still refused after nodeTimeout ${dur(timeoutMs)} (last refusal: ${reason}); ` +
     "the node was not touched — fix what the refusal names, then re-run",
   retryingRefusal: (reason: string, inMs: number) => `Talos refused for now, retrying in ${dur(inMs)}: ${reason}`,
+  retryingLeakyRefusal: (reason: string, inMs: number) =>
+    `Talos refused for now, retrying in ${dur(inMs)} (slowly: this Talos leaks an etcd client on each refused Upgrade, ` +
+    `fixed in v1.12.9 and v1.13.4): ${reason}`,
+  notDelivered: (node: string, action: string, timeoutMs: number, detail: string) =>
+    `talos: node ${node}: ${action} could not be delivered within ${dur(timeoutMs)} (${detail}): the node was not reached ` +
+    "and not changed by it — check that it is up and that the talosconfig endpoints can reach it, then re-run",
+  otherUpgradeInFlight: () =>
+    "Talos locked our Upgrade out: another run's upgrade is still running on the node (draining); waiting for it to reboot the node",
+  otherUpgradeLanded: (node: string, now: string, target: string) =>
+    `talos: node ${node}: another upgrade was running on the node (our Upgrade was locked out) and it came back on ${now}, ` +
+    `not ${target}; re-run to upgrade it to ${target}`,
   answerLost: (node: string, action: string, detail: string, timeoutMs: number, last: string) =>
     `talos: node ${node}: the answer to ${action} was lost (${detail}) and the node did not reboot within ${dur(timeoutMs)} (${last}); ` +
     `it may not have received the request — ${action} is not sent twice without proof that the first did not take: ` +

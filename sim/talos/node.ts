@@ -6,7 +6,7 @@ import * as crypto from "node:crypto";
 import { status as Status } from "@grpc/grpc-js";
 import { AnyMessage } from "../../provider/talos/proto";
 import { parseImageRef, versionFromImage } from "../../provider/talos/image";
-import { supportsLifecycleApi } from "../../provider/talos/version";
+import { preserveSkipsEtcdChecks, supportsLifecycleApi } from "../../provider/talos/version";
 import { compareVersions } from "../../provider/version";
 import type { SimEtcd } from "./etcd";
 import { ErrorCode, ev, PhaseAction, SequenceAction, Stage, xid } from "./events";
@@ -44,6 +44,13 @@ export interface NodeFaults {
    * "unprocessed": the endpoint answers with the proxy's EOF error, and the node never acted on the request.
    */
   replyLost?: boolean | "unprocessed";
+  /**
+   * While the node is down, apid's proxy fails its TLS handshake with the node instead of being refused
+   * (`transport: authentication handshake failed: EOF`, as when the node's apid port accepts before its TLS is up).
+   */
+  handshakeWhileDown?: boolean;
+  /** The next N Reboot / legacy Upgrade calls are refused by the proxy ("connect: connection refused") and never reach the node. */
+  refuseActions?: number;
 }
 
 /** A system extension as the ExtensionStatus resource reports it. */
@@ -98,22 +105,8 @@ export function platformMode(platform: string): string {
   return platform === "metal" || platform === "container" ? platform : "cloud";
 }
 
-/**
- * Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks: from v1.12.9, v1.13.4 and
- * v1.14.0-alpha.2 (siderolabs/talos "fix: etcd client leak in the (legacy) Upgrade API", 89e307e58 on main, backports
- * 3c576021e in v1.12.9 and cf62af3e2 in v1.13.4; internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go
- * Upgrade: `... && !in.GetForce() && !in.GetPreserve()`). Before, only `force` skipped them, so a control plane
- * upgraded with preserve=true, force=false still takes the mutex and validates etcd. LifecycleService.Upgrade
- * (internal/app/lifecycle/lifecycle.go) never checks etcd.
- */
-export function preserveSkipsEtcdChecks(runningVersion: string): boolean {
-  const at = (v: string) => compareVersions(runningVersion, v) >= 0;
-  if (at("v1.14.0-alpha.2")) return true;
-  if (at("v1.14.0-alpha.0")) return false; // v1.14.0-alpha.0 and alpha.1 were cut before the fix
-  if (at("v1.13.4")) return true;
-  if (at("v1.13.0-alpha.0")) return false;
-  return at("v1.12.9");
-}
+/** Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks (the rule and its sources: provider/talos/version.ts). */
+export { preserveSkipsEtcdChecks } from "../../provider/talos/version";
 
 export interface EventRecord {
   id: string;
