@@ -79,7 +79,9 @@ const CERT_PATTERNS = [
 
 /**
  * apid's proxy could not open a connection to the target node at all (grpc-go's dial or TLS handshake failed before
- * any stream): the request never reached the node, so sending it again is safe.
+ * any stream: google.golang.org/grpc v1.79.3 internal/transport/http2_client.go newHTTP2Client, "transport: Error
+ * while dialing: %v" / "transport: authentication handshake failed: %v"): the request never reached the node, so
+ * sending it again is safe.
  */
 const NOT_DELIVERED = /transport: (Error while dialing|authentication handshake failed)/;
 
@@ -94,7 +96,7 @@ const ETCD_QUORUM = /insufficient to maintain quorum|only 1 etcd member found/i;
 /**
  * Talos' etcd refusals that pass once every member is healthy again (a member catching up after its node booted), and
  * etcd's own transient errors passed through by Talos (ValidateForUpgrade's MemberList, internal/pkg/etcd/etcd.go,
- * talos v1.13.4; etcd api/v3rpc/rpctypes ErrGRPCTimeout "etcdserver: request timed out" and its variants).
+ * talos v1.13.4; etcd api v3.6.8 v3rpc/rpctypes/error.go ErrGRPCTimeout "etcdserver: request timed out" and its variants).
  */
 const ETCD_UNHEALTHY = /etcd member \S+ is not (healthy|started)|etcdserver: no leader|etcdserver: request timed out/i;
 
