@@ -236,6 +236,11 @@ export interface NodeImageFacts {
   extensions: string[];
   /** SecurityState.secure_boot (false when the node does not report it). */
   secureBoot: boolean;
+  /**
+   * The node's own install image (machine config `machine.install.image`), read only for nodes whose installer comes
+   * from Image Factory: its host is the factory the node's images come from.
+   */
+  installImage?: string;
 }
 
 /** One etcd member, with its health as its own control plane reports it (EtcdStatus). */

@@ -12,7 +12,7 @@ export type TalosErrorCode =
   // permanent
   | "PERMISSION_DENIED" | "UNAUTHENTICATED" | "CERTIFICATE" | "FAILED_PRECONDITION" | "NOT_FOUND" | "UNIMPLEMENTED"
   | "INVALID_ARGUMENT" | "INSTALLER_EXIT" | "SEQUENCE_FAILED" | "LOCKED" | "ROLLED_BACK" | "TIMEOUT" | "ETCD_QUORUM"
-  | "TARGET_UNKNOWN" | "CONFIG" | "INTERNAL" | "UNKNOWN";
+  | "TARGET_UNKNOWN" | "CONFIG" | "INTERNAL" | "TALOS_TOO_OLD" | "UNKNOWN";
 
 /** Refusals by Talos that go away by themselves: the same call may be sent again a little later. */
 const TRANSIENT_REFUSALS: ReadonlySet<TalosErrorCode> = new Set<TalosErrorCode>(["MUTEX_BUSY", "IN_PROGRESS", "ETCD_UNHEALTHY"]);

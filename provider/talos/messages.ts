@@ -40,6 +40,13 @@ export const msg = {
     `node ${node} runs system extensions (${extensions.join(", ")}) that did not come from Image Factory (it has no schematic), ` +
     "so its installer image cannot be derived and the vanilla installer would drop them; set installerImage to an image " +
     "that carries these extensions, or a schematic that contains them",
+  badFactoryHost: (host: string) =>
+    `"${host}" is not an Image Factory host; give the registry host the factory serves installers from, with its port ` +
+    "and path prefix if any and without https:// (e.g. factory.talos.dev or factory.example.com:5000)",
+  talosTooOld: (node: string, version: string) =>
+    `node ${node} answered as Talos ${version}: Talos before v1.2 cannot route a call to one node through an endpoint ` +
+    "(apid knows no `node` header), so the endpoint itself would be upgraded in its place; upgrade this cluster to " +
+    "v1.2 or later with talosctl first (talosctl -e <node> -n <node> upgrade), then let talos-gate take over",
   noPlatform: (node: string) =>
     `node ${node} reports no platform (Version API), which Image Factory installer names need from Talos 1.10; set installerImage explicitly`,
 

@@ -14,7 +14,7 @@ import { classify, isTransientRefusal, TalosError } from "./errors";
 import { targetVersion } from "./image";
 import { msg } from "./messages";
 import { sameVersion } from "../version";
-import { needsStagedUpgrade, preserveSkipsEtcdChecks, supportsLifecycleApi } from "./version";
+import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
 
 export interface UpgradeTuning {
   /**
@@ -186,6 +186,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     oldBootId = await client.bootId(node, probe);
     return true;
   });
+  refuseBeforeNodeRouting(node, from);
   if (sameVersion(from, target)) return { path: "none", fromVersion: from, toVersion: from, oldBootId, newBootId: oldBootId };
 
   let path: "lifecycle" | "legacy" = supportsLifecycleApi(from) && supportsLifecycleApi(target) ? "lifecycle" : "legacy";

@@ -1,5 +1,21 @@
 // The Talos API's version rules (talosctl's and Omni's), on the shared version implementation (provider/version.ts).
 import { compareVersions, isValidVersion, parseVersion } from "../version";
+import { TalosError } from "./errors";
+import { msg } from "./messages";
+
+/**
+ * apid routes a call to one node by the `node` header from Talos v1.2.0 (internal/app/apid/pkg/director/director.go:
+ * v1.1.0 reads only `nodes`, v1.2.0 reads `node` too). Before, the endpoint answers a call meant for another node
+ * itself — an Upgrade would upgrade the endpoint — so a node (or endpoint) answering below v1.2 is refused.
+ */
+const NODE_HEADER_SINCE = "v1.2.0";
+
+/** Throws TALOS_TOO_OLD, naming the version, when `version` cannot be talked to node by node. */
+export function refuseBeforeNodeRouting(node: string, version: string): void {
+  if (isValidVersion(version) && compareVersions(version, NODE_HEADER_SINCE) < 0) {
+    throw new TalosError("TALOS_TOO_OLD", msg.talosTooOld(node, version), node);
+  }
+}
 
 /** ImageService/LifecycleService exist (talosctl's rule: server version > 1.13.0-alpha.2). */
 export function supportsLifecycleApi(version: string): boolean {

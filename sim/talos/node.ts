@@ -98,6 +98,8 @@ export interface SimNodeSpec {
   extensions?: SimExtension[];
   /** SecurityState.secure_boot. */
   secureBoot?: boolean;
+  /** The machine config's `machine.install.image` (the image the node was installed from); default the vanilla installer. */
+  installImage?: string;
 }
 
 /** Platform mode reported with a platform name (Talos: metal, container, or cloud). */
@@ -147,6 +149,8 @@ export class SimNode {
   private cordoned = false;
   readonly platform: string;
   readonly secureBoot: boolean;
+  /** machine.install.image of the node's machine config. */
+  readonly installImage: string;
   private _schematic?: string;
   private _extensions: SimExtension[];
 
@@ -157,6 +161,7 @@ export class SimNode {
     this._version = spec.version;
     this.platform = spec.platform ?? "metal";
     this.secureBoot = spec.secureBoot ?? false;
+    this.installImage = spec.installImage ?? `ghcr.io/siderolabs/installer:${spec.version}`;
     this._schematic = spec.schematic;
     this._extensions = spec.extensions ?? [];
   }

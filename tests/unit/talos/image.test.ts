@@ -1,7 +1,9 @@
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import fc from "fast-check";
 import type { NodeImageFacts } from "../../../provider/rollout/ports";
 import { installerImage, nodeInstallerImage, parseImageRef, targetVersion, TalosError, versionFromImage } from "../../../provider/talos";
+import { checkFactoryHost, DEFAULT_SCHEMATIC, factoryHostOf } from "../../../provider/talos/image";
 
 const SCHEMATIC = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 
@@ -80,6 +82,29 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
 
   it("a node without a schematic (and no extensions) gets the vanilla installer", () => {
     assert.equal(nodeInstallerImage("n", "v1.13.2", facts()), "ghcr.io/siderolabs/installer:v1.13.2");
+  });
+
+  it("issue 18 point 8: a non-metal node without a schematic gets Omni's image: its platform's installer of the default schematic (from 1.10)", () => {
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "aws" })), `factory.talos.dev/aws-installer/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "azure", secureBoot: true })), `factory.talos.dev/azure-installer-secureboot/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.9.5", facts({ platform: "aws" })), "ghcr.io/siderolabs/installer:v1.9.5");
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "metal" })), "ghcr.io/siderolabs/installer:v1.13.2");
+    assert.equal(DEFAULT_SCHEMATIC, crypto.createHash("sha256").update("customization: {}\n").digest("hex"), "Image Factory's id of the empty schematic");
+  });
+
+  it("issue 18 point 8: the factory host comes from the node's own install image when that is an Image Factory image; an explicit host wins", () => {
+    const own = (installImage: string) => nodeInstallerImage("n", "v1.13.2", facts({ schematic: X, installImage }));
+    assert.equal(own(`factory.corp.example/metal-installer/${S}:v1.12.0`), `factory.corp.example/metal-installer/${X}:v1.13.2`);
+    assert.equal(own(`registry:5000/mirror/factory.talos.dev/installer-secureboot/${S}:v1.9.0@sha256:${"a".repeat(64)}`), `registry:5000/mirror/factory.talos.dev/metal-installer/${X}:v1.13.2`);
+    assert.equal(own("ghcr.io/siderolabs/installer:v1.12.0"), `factory.talos.dev/metal-installer/${X}:v1.13.2`, "not a factory image: the default factory");
+    assert.equal(own("registry.local/installer-nvidia:v1.12.0"), `factory.talos.dev/metal-installer/${X}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ schematic: X, installImage: `factory.corp.example/metal-installer/${S}:v1` }), { factoryHost: "f.example:443" }),
+      `f.example:443/metal-installer/${X}:v1.13.2`);
+    assert.equal(factoryHostOf(undefined), undefined);
+    assert.equal(checkFactoryHost("factory.example.com:5000/prefix"), "factory.example.com:5000/prefix");
+    for (const bad of ["https://factory.talos.dev", "factory.talos.dev/", "a b", ""]) {
+      assert.throws(() => checkFactoryHost(bad), /is not an Image Factory host; give the registry host/, bad);
+    }
   });
 
   it("an explicit installer image wins over everything; an explicit schematic replaces each node's own", () => {
