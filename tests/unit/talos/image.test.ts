@@ -130,7 +130,8 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
       const v = `v${a}.${b}.${c}`;
       const img = nodeInstallerImage("n", v, facts({ platform, schematic: own, secureBoot: sb }), chosen ? { schematic: chosen } : {});
       assert.equal(versionFromImage(img), v);
-      const want = chosen ?? own;
+      // without a schematic: the default one on a platform of its own from 1.10 (Omni), else the vanilla installer
+      const want = chosen ?? own ?? (platform !== "metal" && b >= 10 ? DEFAULT_SCHEMATIC : undefined);
       if (want) {
         assert.ok(img.includes(`/${want}:`));
         assert.equal(img.includes(`/${platform}-installer`), b >= 10);
