@@ -237,10 +237,11 @@ export interface NodeImageFacts {
   /** SecurityState.secure_boot (false when the node does not report it). */
   secureBoot: boolean;
   /**
-   * The node's own install image (machine config `machine.install.image`), read only for nodes whose installer comes
-   * from Image Factory: its host is the factory the node's images come from.
+   * The Image Factory the node was installed from: the host (with port and path prefix) of its machine config's
+   * `machine.install.image` when that is an Image Factory installer; read only for nodes whose installer comes from
+   * Image Factory.
    */
-  installImage?: string;
+  factoryHost?: string;
 }
 
 /** One etcd member, with its health as its own control plane reports it (EtcdStatus). */

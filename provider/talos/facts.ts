@@ -6,6 +6,7 @@ import type { NodeImageFacts } from "../rollout/ports";
 import { parseAllDocuments } from "yaml";
 import { CallOptions, TalosClient } from "./client";
 import { TalosError } from "./errors";
+import { factoryHostOf } from "./image";
 import { decodeSpec } from "./proto";
 import { refuseBeforeNodeRouting } from "./version";
 
@@ -77,6 +78,6 @@ export async function readImageFacts(client: TalosClient, node: string, opts: Ca
   const secureBoot = security ? !!decodeSpec("SecurityStateSpec", security.protoSpec).secure_boot : false;
   const platform = version.platform.name;
   // Only an Image Factory installer needs its factory: a node with a schematic, or one on a platform of its own.
-  const installImage = schematic || (platform && platform !== "metal") ? await readInstallImage(client, node, opts) : undefined;
-  return { platform, ...(schematic ? { schematic } : {}), extensions: names, secureBoot, ...(installImage ? { installImage } : {}) };
+  const factoryHost = schematic || (platform && platform !== "metal") ? factoryHostOf(await readInstallImage(client, node, opts)) : undefined;
+  return { platform, ...(schematic ? { schematic } : {}), extensions: names, secureBoot, ...(factoryHost ? { factoryHost } : {}) };
 }

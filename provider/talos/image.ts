@@ -144,5 +144,5 @@ export function nodeInstallerImage(node: string, target: string, facts: NodeImag
     if (!facts.platform) throw new TalosError("CONFIG", msg.noPlatform(node), node);
     name = `${facts.platform}-${name}`;
   }
-  return `${choice.factoryHost || factoryHostOf(facts.installImage) || FACTORY_HOST}/${name}/${schematic}:${version}`;
+  return `${choice.factoryHost || facts.factoryHost || FACTORY_HOST}/${name}/${schematic}:${version}`;
 }

@@ -54,9 +54,9 @@ describe("talos: each node's platform, schematic and SecureBoot, and its own ins
     const facts = Object.fromEntries(await Promise.all(["cp-1", "w-aws", "w-sb", "w-plain", "w-custom"].map(async (n) =>
       [n, await h.api.imageFacts(h.sim.node(n).address)] as const)));
     assert.deepEqual(facts, {
-      "cp-1": { platform: "metal", schematic: S1, extensions: [], secureBoot: false, installImage: `factory.talos.dev/metal-installer/${S1}:v1.13.0` },
-      "w-aws": { platform: "aws", schematic: S2, extensions: ["iscsi-tools"], secureBoot: false, installImage: `${PRIVATE_FACTORY}/aws-installer/${S2}:v1.12.0` },
-      "w-sb": { platform: "metal", schematic: S1, extensions: [], secureBoot: true, installImage: "ghcr.io/siderolabs/installer:v1.12.3" },
+      "cp-1": { platform: "metal", schematic: S1, extensions: [], secureBoot: false, factoryHost: "factory.talos.dev" },
+      "w-aws": { platform: "aws", schematic: S2, extensions: ["iscsi-tools"], secureBoot: false, factoryHost: PRIVATE_FACTORY },
+      "w-sb": { platform: "metal", schematic: S1, extensions: [], secureBoot: true },
       "w-plain": { platform: "metal", extensions: [], secureBoot: false },
       "w-custom": { platform: "metal", extensions: ["nvidia-container-toolkit"], secureBoot: false },
     });
@@ -78,10 +78,10 @@ describe("talos: each node's platform, schematic and SecureBoot, and its own ins
     await h.api.upgradeNode(aws.address, { image: images["w-aws"], targetVersion: TARGET, nodeTimeoutMs: 8000 });
     assert.equal(aws.version, TARGET);
     assert.deepEqual(await h.api.imageFacts(aws.address),
-      { platform: "aws", schematic: S2, extensions: ["iscsi-tools"], secureBoot: false, installImage: `${PRIVATE_FACTORY}/aws-installer/${S2}:v1.12.0` });
+      { platform: "aws", schematic: S2, extensions: ["iscsi-tools"], secureBoot: false, factoryHost: PRIVATE_FACTORY });
   });
 
-  it("issue 18 point 8: the factory is the node's own (its install image's host), unless an imageFactoryHost is given", async () => {
+  it("issue 18 point 8: the factory is the node's own (its machine.install.image's host), unless an imageFactoryHost is given", async () => {
     const facts = await h.api.imageFacts(h.sim.node("w-aws").address);
     assert.equal(nodeInstallerImage("w-aws", TARGET, facts), `${PRIVATE_FACTORY}/aws-installer/${S2}:${TARGET}`);
     assert.equal(nodeInstallerImage("w-aws", TARGET, facts, { factoryHost: "factory.mirror.example" }), `factory.mirror.example/aws-installer/${S2}:${TARGET}`);
@@ -91,7 +91,7 @@ describe("talos: each node's platform, schematic and SecureBoot, and its own ins
 
   it("issue 18 point 8: a non-metal node without a schematic gets its platform's installer of the default schematic (Omni's)", async () => {
     const facts = await h.api.imageFacts(h.sim.node("w-gcp").address);
-    assert.deepEqual(facts, { platform: "gcp", extensions: [], secureBoot: false, installImage: "ghcr.io/siderolabs/installer:v1.13.1" });
+    assert.deepEqual(facts, { platform: "gcp", extensions: [], secureBoot: false }, "installed from the vanilla installer: no factory of its own");
     assert.equal(nodeInstallerImage("w-gcp", TARGET, facts), `factory.talos.dev/gcp-installer/${DEFAULT_SCHEMATIC}:${TARGET}`);
     assert.equal(nodeInstallerImage("w-gcp", "v1.9.5", facts), "ghcr.io/siderolabs/installer:v1.9.5", "no platform installers before Talos 1.10");
   });
