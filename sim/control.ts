@@ -108,13 +108,20 @@ export class ControlError extends Error {
 }
 
 async function call<T>(at: ControlAddress, method: "GET" | "POST", path: string, schema: z.ZodType<T>, body?: object): Promise<T> {
-  const res = await fetch(`${at.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${at.token}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-  });
-  const json: unknown = await res.json();
+  let res: Response;
+  let json: unknown;
+  try {
+    res = await fetch(`${at.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${at.token}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+    json = await res.json();
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string } };
+    throw new ControlError(simMsg.noAnswer(at.url, e.cause?.code ?? e.message));
+  }
   if (!res.ok) throw new ControlError(ErrorAnswer.safeParse(json).data?.error ?? `HTTP ${res.status}`);
   return schema.parse(json);
 }

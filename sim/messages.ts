@@ -16,6 +16,8 @@ export const simMsg = {
   badRequest: (detail: string) => `bad request to the sim's control endpoint: ${detail}`,
   unauthorized: () => "the sim's control endpoint needs the token from its state.json",
   notFound: (path: string) => `the sim's control endpoint has no ${path}`,
+  noAnswer: (url: string, detail: string) =>
+    `the sim's control endpoint ${url} did not answer (${detail}); check that the sim daemon runs ('talos-gate sim status') and its sim.log`,
   faultSet: (node: string, faults: string[]) =>
     faults.length ? `node ${node}: faults now ${faults.join(", ")}` : `node ${node}: no faults`,
   recovered: (node: string) => `node ${node} is booting again; never-comes-back is cleared, its other faults stay`,
