@@ -71,9 +71,9 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
   it("status lists the nodes with versions and readiness", () => {
     const st = talosGate("sim", "status", "--dir", dir);
     assert.equal(st.code, 0, st.stderr);
-    assert.match(st.stdout, /NODE\s+ROLE\s+TALOS\s+READY\s+CORDONED\s+ADDRESS/);
-    assert.match(st.stdout, /cp-1\s+controlplane\s+v1\.13\.0\s+yes\s+no/);
-    assert.match(st.stdout, /w-1\s+worker\s+v1\.13\.0\s+yes\s+no/);
+    assert.match(st.stdout, /NODE\s+ROLE\s+TALOS\s+READY\s+CORDONED\s+FAULTS\s+ADDRESS/);
+    assert.match(st.stdout, /cp-1\s+controlplane\s+v1\.13\.0\s+yes\s+no\s+-\s/);
+    assert.match(st.stdout, /w-1\s+worker\s+v1\.13\.0\s+yes\s+no\s+-\s/);
   });
 
   it("issue 18 point 10: sim fault sets rehearsal faults on the running daemon, status lists them, clear removes them", async () => {
