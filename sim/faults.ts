@@ -45,7 +45,10 @@ function nodeOf(sim: TalosNodeSim, nameOrAddress: string) {
 export function applyFault(sim: TalosNodeSim, nameOrAddress: string, fault: RehearsalFault): { node: string; faults: string[] } {
   const n = nodeOf(sim, nameOrAddress);
   switch (fault.kind) {
-    case "never-comes-back": n.faults.neverComesBack = true; break;
+    case "never-comes-back":
+      n.faults.neverComesBack = true;
+      n.stayDown(); // set while the node reboots: this reboot already never ends
+      break;
     case "rollback": n.faults.rollback = true; break;
     case "slow-boot": n.faults.slowBootMs = fault.ms; break;
     case "pull-failure": n.faults.pullFailure = true; break;

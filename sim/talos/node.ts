@@ -418,6 +418,14 @@ export class SimNode {
     return true;
   }
 
+  /** Keeps a node that is down now from booting (never-comes-back set mid-reboot); false if it is not down. */
+  stayDown(): boolean {
+    if (this._up || !this.pendingBoot) return false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    return true;
+  }
+
   /** Cancels pending timers (sim shutdown). */
   dispose(): void {
     clearTimeout(this.timer);

@@ -48,6 +48,32 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
     assert.equal(sim.etcd.member("cp-1")!.healthy, true);
   });
 
+  it("never-comes-back set while the node is down keeps it down from then on; recover boots it", async () => {
+    const ups: string[] = [];
+    let cpBack!: () => void;
+    const cpUp = new Promise<void>((r) => (cpBack = r));
+    const onUp = (n: { name: string }) => {
+      ups.push(n.name);
+      if (n.name === "cp-1") cpBack();
+    };
+    sim.on("up", onUp);
+    try {
+      const wentDown = new Promise<void>((r) => sim.once("down", () => r()));
+      sim.node("w-1").reboot();
+      await wentDown;
+      await control.setFault(server, "w-1", "never-comes-back");
+      // cp-1 goes down after w-1, with the same down time: once it is back, w-1 would have been back too.
+      sim.node("cp-1").reboot();
+      await cpUp;
+      assert.deepEqual(ups, ["cp-1"]);
+      assert.equal(sim.node("w-1").up, false);
+      assert.deepEqual(await control.recover(server, "w-1"), { node: "w-1", faults: [] });
+      assert.equal(sim.node("w-1").up, true);
+    } finally {
+      sim.off("up", onUp);
+    }
+  });
+
   it("refuses bad requests with what it expected", async () => {
     const res = await fetch(`${server.url}/fault`, { method: "POST", headers: { authorization: `Bearer ${server.token}` }, body: JSON.stringify({ node: "" }) });
     assert.equal(res.status, 400);
