@@ -15,7 +15,7 @@ const USAGE = `usage:
   talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]
   talos-gate sim recover <node> [--dir D]
   talos-gate sim down [--dir D]
-faults (on the running sim, until cleared): never-comes-back (its next reboot never ends; 'sim recover' boots it),
+faults (on the running sim, until cleared): never-comes-back (its current or next reboot never ends; 'sim recover' boots it),
   rollback (its next upgrade comes back on the old version), slow-boot=D (every reboot takes D longer),
   etcd-unhealthy (a control plane's etcd member stays unhealthy), pull-failure (installer images cannot be pulled),
   clear (removes the node's faults)
