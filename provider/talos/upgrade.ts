@@ -134,19 +134,21 @@ class SequenceWatch {
 
 /**
  * Whether another actor's legacy upgrade sequence is running on the node now (started, neither stopped nor failed,
- * node not booted since), read from the node's event buffer. Talos answers a second Upgrade while one runs with
+ * node not booted since), read from the node's event buffer; undefined when the node did not answer at all. Talos answers a second Upgrade while one runs with
  * "sequence not started: locked" (v1alpha1_controller.go Run, ErrLocked from the priority lock, talos v1.13.4): when
  * the running one is an upgrade (a killed run's, still draining), the node is about to reboot into its image.
  */
-async function legacyUpgradeInFlight(client: TalosClient, node: string, ourActor: string, boundMs: number, signal?: AbortSignal): Promise<boolean> {
+async function legacyUpgradeInFlight(client: TalosClient, node: string, ourActor: string, boundMs: number, signal?: AbortSignal): Promise<boolean | undefined> {
   const stream = client.events(node, { tailEvents: TAIL_EVENTS }, { signal });
   const running = new Set<string>();
+  let answered = false;
   const it = stream[Symbol.asyncIterator]();
   const deadline = Date.now() + boundMs;
   try {
     for (let left = boundMs; left > 0; left = deadline - Date.now()) {
       const next = await Promise.race([it.next(), sleep(Math.min(TAIL_QUIET_MS, left)).then(() => undefined)]);
       if (!next || next.done) break; // quiet: the buffer has been read
+      answered = true;
       const e = next.value;
       if (e.type !== "SequenceEvent") continue;
       const p = e.payload;
@@ -157,11 +159,11 @@ async function legacyUpgradeInFlight(client: TalosClient, node: string, ourActor
       }
     }
   } catch {
-    // no answer: no proof of an upgrade in flight
+    // the stream broke: what was read so far still counts
   } finally {
     stream.cancel();
   }
-  return running.size > 0;
+  return answered ? running.size > 0 : undefined;
 }
 
 export async function upgradeNode(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning = {}): Promise<UpgradeNodeResult> {
@@ -194,9 +196,9 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   const watch = new SequenceWatch(client, node);
   /** Set when the answer to the rebooting action was lost: the action may or may not have started. */
   let lostAnswer: { action: string; detail: string } | undefined;
-  /** The actor id of our legacy Upgrade, and whether a LOCKED answer to it meets another run's upgrade in flight. */
+  /** The actor id of our legacy Upgrade, and whether a LOCKED answer to it met another run's upgrade in flight. */
   let ourActor = "";
-  let otherUpgradeInFlight: boolean | undefined;
+  let otherUpgradeInFlight = false;
   try {
     await Promise.race([watch.ready, sleep(probeMs, signal)]); // events only sharpen errors; never block on them
     checkAbort();
@@ -241,9 +243,12 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     let last = msg.lastNothing();
     let newBootId = "";
     await pollUntil(deadline, async (probe) => {
-      if (watch.error && !(otherUpgradeInFlight ??= await lockedByUpgradeInFlight(watch.error, probe.timeoutMs))) throw watch.error;
+      // A LOCKED legacy Upgrade is decided by what runs on the node (below); every other sequence error at once.
+      const lockedOut = watch.error?.code === "LOCKED" && path === "legacy";
+      if (watch.error && !lockedOut) throw watch.error;
       const bootId = await client.bootId(node, probe);
       if (bootId === oldBootId) {
+        if (lockedOut && !otherUpgradeInFlight) await decideLockedOut(watch.error!, probe.timeoutMs);
         last = msg.lastSameBoot();
         return false;
       }
@@ -253,7 +258,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         return true;
       }
       // A staged upgrade boots once more before the new version runs; elsewhere this is an A/B rollback.
-      if (!staged && otherUpgradeInFlight) throw new TalosError("LOCKED", msg.otherUpgradeLanded(node, now, target), node);
+      if (!staged && lockedOut) throw new TalosError("LOCKED", msg.otherUpgradeLanded(node, now, target), node);
       if (!staged) throw new TalosError("ROLLED_BACK", msg.rolledBack(node, now, target), node);
       last = msg.lastOtherVersion(now);
       return false;
@@ -273,13 +278,17 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
 
   /**
    * A LOCKED answer to our legacy Upgrade while another run's upgrade is still running on the node (a killed run's,
-   * draining): not a failure — that upgrade reboots the node, and the version it boots decides.
+   * draining): not a failure — that upgrade reboots the node, and the version it boots decides. Throws the LOCKED
+   * error when nothing of the kind runs.
    */
-  async function lockedByUpgradeInFlight(err: TalosError, boundMs: number): Promise<boolean> {
-    if (err.code !== "LOCKED" || path !== "legacy") return false;
+  async function decideLockedOut(err: TalosError, boundMs: number): Promise<void> {
     const inFlight = await legacyUpgradeInFlight(client, node, ourActor, boundMs, signal);
-    if (inFlight) step("waiting", msg.otherUpgradeInFlight());
-    return inFlight;
+    if (inFlight === false) throw err; // nothing that will reboot the node: the lock is someone else's sequence
+    if (inFlight) {
+      otherUpgradeInFlight = true;
+      step("waiting", msg.otherUpgradeInFlight());
+    }
+    // undefined: the node could not be asked (going down?): the next look decides, or its new boot does
   }
 
   /**
