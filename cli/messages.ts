@@ -94,6 +94,19 @@ export const cliMsg = {
     `note: node ${node} reports ${nodeVersion} to Kubernetes but Talos runs ${talosVersion}; planned from Talos`,
   planUsingStatus: (cluster: string, last: string) =>
     `(last converged version ${last}, from the upgrade status of cluster ${cluster})`,
+
+  // --- talos-gate sim fault | recover
+  simNotRunning: (dir: string) => `no simulated cluster is running in ${dir}; start one with 'talos-gate sim up'`,
+  simNoControl: (dir: string, pid: number) =>
+    `the simulated cluster in ${dir} (pid ${pid}) was started by an earlier talos-gate without a control endpoint; ` +
+    "restart it ('talos-gate sim down', then 'talos-gate sim up') to set faults",
+  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]",
+  simRecoverArgs: () => "usage: talos-gate sim recover <node> [--dir D]",
+  simFaults: (node: string, faults: readonly string[]) =>
+    faults.length ? `node ${node}: ${faults.join(", ")}` : `node ${node}: no faults`,
+  simRecovered: (node: string, faults: readonly string[]) =>
+    `node ${node} is booting again${faults.length ? ` (faults still set: ${faults.join(", ")})` : ""}`,
+  simFaultsUnknown: (detail: string) => `(faults unknown: the sim's control endpoint did not answer: ${detail})`,
 };
 
 /** A failure whose message is meant for the user as it is (cli/main.ts prints it without a stack). */

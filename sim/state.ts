@@ -30,6 +30,8 @@ export interface SimState {
   bootSeconds: number;
   pullMs: number;
   installMs: number;
+  /** The daemon's control endpoint (`sim fault`, `sim recover`); absent in a sim started by an earlier release. */
+  control?: { url: string; token: string };
 }
 
 export const stateFile = (dir: string) => path.join(dir, "state.json");

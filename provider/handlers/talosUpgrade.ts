@@ -28,7 +28,7 @@ import {
 } from "./talosUpgradeSpec";
 
 /** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
-const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
+const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "imageFactoryHost", "healthchecks", "strategy", "holdTimeout",
   "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
@@ -58,7 +58,7 @@ function outputStatus(s: UpgradeStatus): Props {
 
 async function previewPlan(news: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.imageFactoryHost, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
     return [msg.planUnknownInputs];
   }
   const spec = parseTalosUpgrade(news);
@@ -229,11 +229,12 @@ export const talosUpgradeHandler: KindHandler = {
     if (news.version !== UNKNOWN && (typeof news.version !== "string" || !isValidVersion(news.version))) {
       failures.push({ property: "version", reason: msg.versionInvalid(news.version) });
     }
-    if (!hasUnknown([news.version, news.installerImage, news.schematic]) && failures.length === 0) {
+    if (!hasUnknown([news.version, news.installerImage, news.schematic, news.imageFactoryHost]) && failures.length === 0) {
       try {
         target(news as Parameters<typeof target>[0]);
       } catch (err) {
-        failures.push({ property: news.installerImage ? "installerImage" : "schematic", reason: msg.imageInvalid(errorText(err)) });
+        const property = news.installerImage ? "installerImage" : news.imageFactoryHost && /Image Factory host/.test(errorText(err)) ? "imageFactoryHost" : "schematic";
+        failures.push({ property, reason: msg.imageInvalid(errorText(err)) });
       }
     }
     checkDuration("holdTimeout", news.holdTimeout, failures, { ms: 1000, text: "1s" });

@@ -53,8 +53,9 @@ class EtcdRefusal extends Stop {}
 
 /**
  * Before a control plane goes down, etcd must be healthy and keep quorum without its member (Omni and talosctl ask
- * the same; Talos' own check is skipped for preserved upgrades from v1.13.4). Asked through another control plane
- * when there is one, since this one's answer says nothing about the others.
+ * the same; Talos' own check is skipped for preserved upgrades from v1.12.9, v1.13.4 and v1.14.0-alpha.2, and is
+ * never made on the LifecycleService path). Asked through another control plane when there is one, since this one's
+ * answer says nothing about the others.
  */
 function etcdCheck(ctx: RunContext, machine: Pick<Machine, "name">): GateCheck {
   return {

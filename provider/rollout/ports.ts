@@ -236,6 +236,12 @@ export interface NodeImageFacts {
   extensions: string[];
   /** SecurityState.secure_boot (false when the node does not report it). */
   secureBoot: boolean;
+  /**
+   * The Image Factory the node was installed from: the host (with port and path prefix) of its machine config's
+   * `machine.install.image` when that is an Image Factory installer; read only for nodes whose installer comes from
+   * Image Factory.
+   */
+  factoryHost?: string;
 }
 
 /** One etcd member, with its health as its own control plane reports it (EtcdStatus). */

@@ -1,6 +1,6 @@
 // The rollout against a harsher Talos, with the real adapters: several endpoints (the control planes' own apids,
 // gone while they reboot), Talos refusing a control plane while the previous one's etcd member catches up (legacy
-// path, Talos before v1.13.4), Reboot answers lost as nodes go down fast, Nodes that stay Ready on the old osImage
+// path, Talos before v1.12.9), Reboot answers lost as nodes go down fast, Nodes that stay Ready on the old osImage
 // through a fast reboot with a kubelet that reports late, per-node installer images, and a single control plane that
 // is the only endpoint; and 2 control planes, which Talos refuses for good. Each run upgrades every node exactly once
 // (no node twice, none skipped). The runs of one cluster follow one another (each starts where the previous ended).
@@ -161,7 +161,7 @@ describe("integration: rollout — a single control plane is the only endpoint (
   });
 });
 
-describe("integration: rollout — 2 control planes on Talos before v1.13.4 (legacy path)", function () {
+describe("integration: rollout — 2 control planes on Talos before v1.12.9 (legacy path)", function () {
   this.timeout(180000);
   let s: SimCluster;
   let kube: KubeClient;
