@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { processAlive } from "./pids";
 
 const FIRST = 20_000;
 const COUNT = 12_000;
@@ -24,15 +25,6 @@ function ephemeralRange(): [number, number] {
     // not Linux: the usual default
   }
   return [32_768, 60_999];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**
@@ -55,7 +47,7 @@ export function reservePort(port: number, retry = true): boolean {
     // removed meanwhile: try again below
   }
   // An empty lock is one being written right now.
-  if (!retry || owner === 0 || owner === process.pid || alive(owner)) return false;
+  if (!retry || owner === 0 || owner === process.pid || processAlive(owner)) return false;
   fs.rmSync(file, { force: true });
   return reservePort(port, false);
 }

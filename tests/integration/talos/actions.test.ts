@@ -188,10 +188,9 @@ describe("talos: etcd refusals that waiting cannot fix, and the versions that sk
     const api = createTalosApi(two.talosconfig(), { pollIntervalMs: 25 });
     try {
       const e = await rejectsWith(api.upgradeNode("10.5.0.2", { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 10000 }), "ETCD_QUORUM");
-      assert.equal(two.node("10.5.0.2").received.upgrade, 1, "asked once: not retried until nodeTimeout");
       assert.equal(e.retryable, false);
       assert.match(e.message, /node 10\.5\.0\.2: upgrade: Talos refused: error validating etcd for upgrade: etcd member count\(2\) is insufficient to maintain quorum if upgrade commences; etcd would lose quorum/);
-      assert.equal(two.node("cp-1").received.upgrade, 1);
+      assert.equal(two.node("cp-1").received.upgrade, 1, "asked once: not retried until nodeTimeout");
       assert.equal(two.node("cp-1").version, "v1.12.3");
     } finally {
       api.close();
