@@ -1,6 +1,7 @@
 // Process trees from /proc (Linux): what a process started, recorded by pid and start time, so that a pid the kernel
 // has since given to another process is not taken for the one recorded.
 import * as fs from "node:fs";
+import * as path from "node:path";
 
 export interface Proc {
   pid: number;
@@ -80,4 +81,30 @@ export function killAll(procs: Proc[]): void {
       // gone meanwhile
     }
   }
+}
+
+/** Processes whose working directory is under `dir` and whose command line matches `match`. */
+export function processesUnder(dir: string, match: (cmd: string) => boolean): number[] {
+  const pids: number[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+      if (match(cmd) && cwd.startsWith(path.resolve(dir))) pids.push(Number(pid));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return pids;
+}
+
+/**
+ * SIGKILLs the pulumi CLI running `up` in `dir` (what a runner's timeout does), having recorded it and every process
+ * below it first: what the update started, by pid and start time.
+ */
+export function killCli(dir: string): { at: number; procs: Proc[] } {
+  const clis = processesUnder(dir, (cmd) => /(^|\/)pulumi up /.test(cmd));
+  const procs = clis.flatMap((pid) => processTree(pid));
+  for (const pid of clis) process.kill(pid, "SIGKILL");
+  return { at: Date.now(), procs };
 }
