@@ -111,11 +111,18 @@ describe("integration: tools — the language host ends with the engine and the 
   }
 
   /** The host as the CLI starts it: its own process group, the engine's address as its argument. */
-  async function startHost(): Promise<{ pid: number; port: number }> {
-    const host = spawn(process.execPath, [HOST, engineAddress], { detached: true, env: hostEnv(), stdio: ["ignore", "pipe", "inherit"] });
+  async function startHost(): Promise<{ pid: number; port: number; stderr: () => string }> {
+    const host = spawn(process.execPath, [HOST, engineAddress], { detached: true, env: hostEnv(), stdio: ["ignore", "pipe", "pipe"] });
     host.unref();
+    const stderr = collect(host);
     const port = Number((await lines(host).next()).value);
-    return { pid: host.pid!, port };
+    return { pid: host.pid!, port, stderr };
+  }
+
+  function collect(child: ChildProcess): () => string {
+    let text = "";
+    child.stderr!.on("data", (d: Buffer) => (text += d.toString()));
+    return () => text;
   }
 
   it("the engine gone: the host ends a program that ignores SIGINT and what that program started, and exits", async () => {
@@ -127,14 +134,16 @@ describe("integration: tools — the language host ends with the engine and the 
     await new Promise((resolve) => engine.close(resolve));
     const left = await waitGone(recorded, 30_000);
     assert.deepEqual(left, [], "nothing of the host's is left once the engine stops answering");
+    assert.match(host.stderr(), new RegExp(`the Pulumi engine at ${engineAddress} is gone: ending 1 program\\(s\\) and exiting`));
     run.client.close();
   });
 
   it("the parent gone (the CLI killed, the engine still answering): the host ends its program and exits", async () => {
     // A parent shell in the CLI's place; the host leads its own group as the CLI makes it (setsid, no fork: not a leader).
     const parent = spawn("sh", ["-c", `setsid "${process.execPath}" "${HOST}" ${engineAddress} & echo "pid $!"; wait`],
-      { detached: true, env: hostEnv(), stdio: ["ignore", "pipe", "inherit"] });
+      { detached: true, env: hostEnv(), stdio: ["ignore", "pipe", "pipe"] });
     parent.unref();
+    const stderr = collect(parent);
     const out = lines(parent);
     const first = (await out.next()).value;
     const second = (await out.next()).value;
@@ -147,6 +156,7 @@ describe("integration: tools — the language host ends with the engine and the 
     process.kill(parent.pid!, "SIGKILL");
     const left = await waitGone(recorded, 30_000);
     assert.deepEqual(left, [], "nothing of the host's is left once its parent is gone");
+    assert.match(stderr(), /the Pulumi CLI that started this language host is gone: ending 1 program\(s\) and exiting/);
     run.client.close();
   });
 
