@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { startSimCluster } from "../../sim/cluster";
-import { stopAllFixtures } from "../../tests/support/fixtures";
+import { stopRunFixtures } from "../../tests/support/fixtures";
 import { killCli, Proc, stillRunning } from "../../tests/support/processes";
 import { directoryStack, pulumiEnv } from "../../tests/support/pulumi";
 
@@ -78,7 +78,7 @@ async function main(): Promise<number> {
       await stack.cancel();
     }
   } finally {
-    await stopAllFixtures();
+    await stopRunFixtures();
     await sim.stop();
   }
   console.log(`${n - failed}/${n} kills left no process behind after 10 s`);
