@@ -4,10 +4,10 @@
 // how many were left 10 s later, and when the last one ended; then `pulumi cancel` and the next up.
 //   bash scripts/with-tools.sh --build node dist/scripts/trials/cli-kill.js [N=10]
 // Exit code 1 when any process was left 10 s after a kill.
-// Measured 2026-12-01 (2 shared cores, other sims running): 10/10 kills left nothing after 10 s; 5 processes each
-// (the CLI, language host, program, provider shell and node); all gone 2.0-7.1 s after the kill (median 3.6 s). A
-// 3-kill rerun timed each: program 0.2-0.4 s, language host 0.4-0.7 s (its parent watch), provider 3.2-6.7 s (it
-// probes every 2 s and finishes the node in flight). On main the language host stays for good.
+// Measured 2026-12-01 (2 shared cores, other sims running), two runs of 10: 20/20 kills left nothing after 10 s;
+// 5 processes each (the CLI, language host, program, provider shell and node); all gone 1.9-7.1 s after the kill.
+// Timed per process (second run): program 0.05-0.5 s, language host 0.26-0.74 s (its parent watch), provider
+// 1.8-6.8 s (it probes every 2 s and finishes the node in flight). On main the language host stays for good.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { startSimCluster } from "../../sim/cluster";
