@@ -58,6 +58,27 @@ export async function inlineStack(env: PulumiEnv, projectName: string, program: 
   );
 }
 
+/**
+ * A program directory with `files` (index.js and what it reads), run by the CLI through the Node.js language host in
+ * .tools/bin, as `pulumi up` in a user's project does: inline programs (inlineStack) never start a language host.
+ */
+export async function directoryStack(env: PulumiEnv, projectName: string, stackName: string, files: Record<string, string>): Promise<Stack> {
+  const workDir = programDir(env, `${projectName}-${stackName}`);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(workDir, name), text);
+  fs.writeFileSync(path.join(workDir, "Pulumi.yaml"), [
+    `name: ${projectName}`,
+    "runtime:",
+    "  name: nodejs",
+    "  options:",
+    "    typescript: false",
+    "main: index.js",
+    `backend:`,
+    `  url: ${env.envVars.PULUMI_BACKEND_URL}`,
+    "",
+  ].join("\n"));
+  return LocalWorkspace.createOrSelectStack({ stackName, workDir }, { pulumiCommand: env.command, envVars: env.envVars });
+}
+
 /** Exported stack state as text, to assert on what Pulumi stored. */
 export async function stateText(stack: Stack): Promise<string> {
   return JSON.stringify((await stack.exportStack()).deployment);
