@@ -25,6 +25,10 @@ export const healthcheckInvalidInputs = (i: number) =>
   `healthchecks[${i}] cannot gate the upgrade: that Healthcheck's inputs are invalid (its own error says which field)`;
 export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
 
+export const mirrorIgnored = (cluster: string, version: string, writer: string) =>
+  `cluster ${cluster}: the status ConfigMap kube-system/talos-gate-status-${cluster} says the cluster last converged to ` +
+  `${version}, but it was written by ${writer ? `"${writer}"` : "someone else"}, not this resource; ignored (only this ` +
+  "resource's own state and the versions the live nodes run decide a revert). Check who writes that ConfigMap";
 export const planUnavailable = (reason: string) => `(plan computed at apply time: ${reason})`;
 /** "installer factory.talos.dev/aws-installer/<schematic>:v1.13.2: w-2, w-3" (no names: every node). */
 export const planImage = (image: string, nodes: readonly string[]) => {

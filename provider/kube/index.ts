@@ -12,12 +12,13 @@ import { applyManifests, dryRunJob } from "./manifests";
 import { cordon, listMachines, readMachine, uncordon } from "./nodes";
 import { watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
-import { runCheck } from "./runner";
-import { StatusMirror } from "./status";
+import { runCheck, RunnerJobs } from "./runner";
+import { StatusMirror, type MirroredStatus } from "./status";
 import { sweepRunners } from "./sweep";
 import { waitForVolumeDetach } from "./volumes";
 
 export type { KubeStats } from "./client";
+export type { MirroredStatus } from "./status";
 export type {
   ApplyManifestsOptions, ApplyManifestsResult, EventObject, Manifest, ManifestMode, ObjectSelection, ObjectWatch, RolloutEvent,
   SelectionState, VolumeDetachOptions,
@@ -36,6 +37,8 @@ export interface KubeApiOptions {
   runnerEvents?: boolean;
   /** Bound of every request but watches (default 60 s). */
   requestTimeoutMs?: number;
+  /** Who writes the status mirror (the rollout's holder), stamped on each write. */
+  statusWriter?: string;
 }
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
@@ -50,6 +53,8 @@ export interface KubeClient extends KubeApi {
   recordEvent(event: RolloutEvent): void;
   /** Writes pending status-mirror writes and events now and waits for them. */
   flush(): Promise<void>;
+  /** The status mirror with who wrote it (display only: never decides anything). */
+  readStatusRecord(cluster: string): Promise<MirroredStatus | undefined>;
   /** Who runs a rollout on the cluster now (the holder of its Lease), or undefined. */
   runningRollout(cluster: string): Promise<RunningRollout | undefined>;
   /**
@@ -70,14 +75,15 @@ export interface KubeClient extends KubeApi {
 export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
   const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs);
   const log = opts.log ?? (() => undefined);
-  const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500);
+  const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500, opts.statusWriter);
   const events = new EventRecorder(c, log);
+  const ours = new RunnerJobs();
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
     watchMachines: () => watchMachines(c, log),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
-      runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
+      runCheck(c, check, { signal: o?.signal, log, ours, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: () => sweepRunners(c, log),
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
@@ -85,6 +91,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),
+    readStatusRecord: (cluster: string) => mirror.readRecord(cluster),
     applyManifests: (manifests, o) => applyManifests(c, manifests, o, log),
     dryRunJob: (check) => dryRunJob(c, check.namespace, check.jobName, check.job),
     recordEvent: (event) => events.record(event),

@@ -10,6 +10,8 @@ export const RUNNER_NAME_PREFIX = "talos-gate-";
 export const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
 /** sha256 of the user's manifest text; a different value means the Job is out of date. */
 export const CONFIG_HASH_ANNOTATION = "talos-gate.dev/config-hash";
+/** The nonce of the run that created a runner Job (with its uid, what makes a verdict count: runner.ts). */
+export const RUN_NONCE_ANNOTATION = "talos-gate.dev/run-nonce";
 
 export const CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
 /** Legacy control-plane role label (clusters upgraded from Kubernetes < 1.24). */
@@ -47,6 +49,11 @@ export const SYSTEM_NAMESPACE = "kube-system";
 export const leaseName = (cluster: string): string => `talos-gate-${cluster}`;
 export const statusConfigMapName = (cluster: string): string => `talos-gate-status-${cluster}`;
 export const inventoryConfigMapName = (cluster: string): string => `talos-gate-manifests-${cluster}`;
+/**
+ * On the status ConfigMap: the rollout (lease holder) that wrote it. The mirror is display only; a reader warns when
+ * someone else wrote what it finds, since anyone with ConfigMap rights in kube-system can write it.
+ */
+export const STATUS_WRITER_ANNOTATION = "talos-gate.dev/written-by";
 /** Key of the status document inside the status ConfigMap. */
 export const STATUS_KEY = "status.json";
 /**

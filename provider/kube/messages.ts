@@ -39,6 +39,10 @@ export const msg = {
   jobRequestFailed: (op: string, ns: string, job: string, detail: string, status: number | undefined) =>
     `healthcheck Job ${ns}/${job}: ${op} failed: ${detail}; ${hint(status, "jobs and pods", ns)}`,
 
+  foreignJobReplaced: (ns: string, job: string, uid: string) =>
+    `healthcheck Job ${ns}/${job} (uid ${uid}) was not created by this run; deleting it and creating this run's own ` +
+    "(only a Job this run created can pass a check; run checks in a namespace only the pipeline may write)",
+
   // --- dry run
   jobDryRunRejected: (ns: string, job: string, detail: string) =>
     `healthcheck Job ${ns}/${job}: the cluster would reject the Job (server-side dry run): ${detail}; ` +

@@ -5,18 +5,23 @@
 // change of the Job (a watch event), not for an interval:
 //   absent               → create (AlreadyExists ignored)                     → running
 //   deletionTimestamp    → (the previous Job is still going away)            → running
+//   not created by this run (uid from our create response, this run's nonce)
+//                        → delete, create our own                            → running (a forged pass never counts)
 //   config hash differs  → delete, create the new one                        → running (a stale pass never counts)
 //   Complete=True        → delete Job and pods                               → passed
 //   Failed=True          → read the failure text, then delete Job and pods   → failed
 //   otherwise            →                                                   → running
+// Anyone who may create Jobs in the check's namespace could otherwise pre-create `talos-gate-<id>` with the (public)
+// config hash running `true` and open the gate: only the uid this run's create returned is trusted.
 // Deletes carry a uid precondition, so an evaluation of a stale event can never delete a newer Job of the same name.
 // Outcomes are also recorded as Events on the Job (HealthcheckPassed, HealthcheckFailed with the failure text), which
 // `kubectl get events -n <namespace>` shows for an hour after the Job itself is gone.
+import { randomBytes } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
-import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
+import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUN_NONCE_ANNOTATION, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
 import { msg } from "./messages";
 import { ObjectObserver } from "./watch";
 
@@ -26,8 +31,29 @@ type RecordEvent = (event: RolloutEvent) => void;
 
 const CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid";
 
+/**
+ * The runner Jobs this run (one Kubernetes port) created, by namespace/name → uid from the create response, and the
+ * run's nonce stamped on each. A verdict counts only from a Job found here: "this run" spans the port's lifetime, so a
+ * Job an aborted evaluation left is picked up by the next one, while one left by another process is replaced.
+ */
+export class RunnerJobs {
+  readonly nonce = randomBytes(12).toString("hex");
+  private readonly uids = new Map<string, string>();
+
+  created(namespace: string, name: string, uid: string | undefined): void {
+    if (uid) this.uids.set(`${namespace}/${name}`, uid);
+  }
+
+  /** Whether `job` is the one this run created under its name (uid and nonce both match). */
+  owns(job: k8s.V1Job): boolean {
+    const key = `${job.metadata?.namespace}/${job.metadata?.name}`;
+    const uid = job.metadata?.uid;
+    return uid !== undefined && this.uids.get(key) === uid && job.metadata?.annotations?.[RUN_NONCE_ANNOTATION] === this.nonce;
+  }
+}
+
 /** The Job to submit: the composed object with name, namespace, runner label and config-hash annotation enforced. */
-export function jobBody(check: HealthcheckJob): Record<string, any> {
+export function jobBody(check: HealthcheckJob, nonce?: string): Record<string, any> {
   const job = check.job as Record<string, any>;
   const meta = (job.metadata ?? {}) as Record<string, any>;
   const spec = (job.spec ?? {}) as Record<string, any>;
@@ -43,7 +69,9 @@ export function jobBody(check: HealthcheckJob): Record<string, any> {
       namespace: check.namespace,
       labels: { ...(meta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE },
       // Without the hash the Job would look outdated forever (delete/create loop), so it is always set.
-      annotations: { ...(meta.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: check.configHash },
+      annotations: {
+        ...(meta.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: check.configHash, ...(nonce ? { [RUN_NONCE_ANNOTATION]: nonce } : {}),
+      },
     },
     spec: {
       ...spec,
@@ -121,13 +149,15 @@ const retryable = (err: unknown): boolean =>
 
 /** One evaluation of the table above; undefined while the Job is still running. */
 async function evaluate(
-  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, log: Log, record: RecordEvent,
+  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, ours: RunnerJobs, log: Log, record: RecordEvent,
 ): Promise<CheckOutcome | undefined> {
   const { namespace, jobName } = check;
   const create = async () => {
     try {
-      await c.batch.createNamespacedJob({ namespace, body: jobBody(check) as k8s.V1Job });
+      const made = await c.batch.createNamespacedJob({ namespace, body: jobBody(check, ours.nonce) as k8s.V1Job });
+      ours.created(namespace, jobName, made.metadata?.uid);
     } catch (err) {
+      // Someone else's Job took the name meanwhile: its next event is not ours, so it is replaced then.
       if (!isAlreadyExists(err)) throw jobError("create", namespace, jobName, err);
     }
   };
@@ -138,6 +168,12 @@ async function evaluate(
   if (job.metadata?.deletionTimestamp) return undefined;
   const uid = job.metadata?.uid;
   const object = { kind: "Job" as const, name: jobName, namespace, uid };
+  if (!ours.owns(job)) {
+    log(msg.foreignJobReplaced(namespace, jobName, uid ?? ""));
+    await deleteRunner(c, namespace, jobName, uid, log);
+    await create();
+    return undefined;
+  }
   if (job.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== check.configHash) {
     await deleteRunner(c, namespace, jobName, uid, log);
     await create();
@@ -171,8 +207,9 @@ async function evaluate(
 export async function runCheck(
   c: KubeClients,
   check: HealthcheckJob,
-  opts: { signal?: AbortSignal; log: Log; record?: RecordEvent },
+  opts: { signal?: AbortSignal; log: Log; record?: RecordEvent; ours?: RunnerJobs },
 ): Promise<CheckOutcome> {
+  const ours = opts.ours ?? new RunnerJobs();
   const record: RecordEvent = opts.record ?? (() => undefined);
   const running: CheckOutcome = { state: "running", reason: msg.waitingToComplete() };
   const signal = opts.signal;
@@ -199,7 +236,7 @@ export async function runCheck(
     });
     while (state && !stop.signal.aborted) {
       try {
-        const outcome = await evaluate(c, check, state.object, opts.log, record);
+        const outcome = await evaluate(c, check, state.object, ours, opts.log, record);
         if (outcome) return outcome;
         attempt = 0;
         state = await observer.next();
