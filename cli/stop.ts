@@ -3,6 +3,7 @@
 // its next node: it annotates the rollout's Lease, which the rollout watches. The node in flight finishes (a node is
 // never left half-upgraded), the status says who stopped it, and the next `pulumi up` resumes. Waits (bounded) until
 // the rollout has let go of its Lease, then prints where it stopped.
+import * as path from "node:path";
 import * as os from "node:os";
 import { parseDuration } from "../provider/template/duration";
 import { coreApi, parseOptions, readKubeconfig, readMirroredStatus, resolveCluster, withCliErrors } from "./common";
@@ -33,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     const core = coreApi(kubeconfig.text);
     const cluster = await resolveCluster(core, values.cluster);
     if (!cluster) throw new CliError(cliMsg.stopNoCluster());
-    const kube = (require("../provider/kube") as typeof import("../provider/kube")).createKubeApi(kubeconfig.text);
+    const kube = (require("../provider/kube") as typeof import("../provider/kube")).createKubeApi(kubeconfig.text, { kubeconfigDir: path.dirname(path.resolve(kubeconfig.file)) });
     try {
       const by = `${os.userInfo().username}@${os.hostname()}`;
       const asked = await kube.requestStop(cluster, by).catch((err: Error) => {

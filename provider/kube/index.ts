@@ -37,6 +37,8 @@ export interface KubeApiOptions {
   runnerEvents?: boolean;
   /** Bound of every request but watches (default 60 s). */
   requestTimeoutMs?: number;
+  /** The folder of the kubeconfig file, when it came from one (relative exec commands and token files). */
+  kubeconfigDir?: string;
   /** Who writes the status mirror (the rollout's holder), stamped on each write. */
   statusWriter?: string;
 }
@@ -73,7 +75,7 @@ export interface KubeClient extends KubeApi {
 }
 
 export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
-  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs);
+  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs, opts.kubeconfigDir);
   const log = opts.log ?? (() => undefined);
   const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500, opts.statusWriter);
   const events = new EventRecorder(c, log);

@@ -25,6 +25,20 @@ export const msg = {
   kubeconfigNoCluster: () =>
     "kubeconfig: no current cluster (current-context is missing or names no cluster); set current-context",
 
+  // --- credentials (credentials.ts)
+  execPluginTimeout: (command: string, ms: number) =>
+    `kubeconfig: the credential plugin ${command} did not return credentials within ${dur(ms)} and was stopped; ` +
+    "check that it runs without a terminal (talos-gate never answers prompts) and can reach its identity provider",
+  execPluginMissing: (command: string) =>
+    `kubeconfig: the credential plugin ${command} was not found; install it, or give users[].user.exec.command as a ` +
+    "path (a relative one is taken from the kubeconfig's folder)",
+  execPluginFailed: (command: string, code: number | string | undefined, detail: string) =>
+    `kubeconfig: the credential plugin ${command} failed${code !== undefined ? ` with exit code ${code}` : ""}` +
+    `${detail ? `: ${detail}` : ""}; run it by hand to see why (its credentials are never shown here)`,
+  tokenFileUnreadable: (file: string, detail: string) =>
+    `kubeconfig: the token file ${file} cannot be read (${detail}); check users[].user.tokenFile (a relative path is ` +
+    "taken from the kubeconfig's folder)",
+
   // --- healthcheck runner (Omni's wording for the outcome details, §4.3 / §4.4)
   waitingToComplete: () => "waiting to complete",
   jobFailedDefault: () => "healthcheck job failed",
