@@ -18,6 +18,8 @@ export const machineNotANode = (name: string, known: readonly string[]) =>
 export const versionInvalid = (v: unknown) => `version must be a Talos version like "v1.13.2", got ${JSON.stringify(v)}`;
 export const durationInvalid = (field: string, v: unknown, reason: string) => `${field} ${JSON.stringify(v)} is invalid: ${reason}`;
 export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
+export const durationTooLong = (field: string, value: string, max: string) =>
+  `${field} ${JSON.stringify(value)} is longer than a timer can wait (2^31 ms, about 24 days); use at most "${max}"`;
 export const strategyInvalid = (reason: string) => `strategy ${reason}`;
 export const healthchecksInvalid = (i: number) =>
   `healthchecks[${i}] must be a talos-gate Healthcheck (its gateCheck: cluster, name or idOverride, job or file, interval)`;
