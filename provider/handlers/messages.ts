@@ -66,8 +66,9 @@ export const conditionKindWarning = (id: string, reason: string) =>
 export const conditionTargetRejected = (id: string, reason: string) => `condition "${id}": ${reason}`;
 export const conditionsInvalid = (i: number) =>
   `conditions[${i}] must be a talos-gate Condition (its conditionId, target and expression)`;
+/** Names only the type it got: the value can hold a Job manifest with credentials in it. */
 export const hooksInvalid = (got: unknown) =>
-  `hooks must be { beforeNode?: hook, afterNode?: hook }, got ${JSON.stringify(got)}`;
+  `hooks must be { beforeNode?: hook, afterNode?: hook }, got ${Array.isArray(got) ? "a list" : got === null ? "null" : `a ${typeof got}`}`;
 export const hooksUnknownKey = (key: string) => `hooks: unknown field "${key}"; hooks has beforeNode and afterNode`;
 export const planSoak = (ms: number) =>
   `soak: after each node is back and Ready, at least ${formatMs(ms)} with every gate passing before the next one`;

@@ -65,8 +65,8 @@ export function redactSecrets(text: string): string {
   return text
     .replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)/g, "[redacted PEM]")
     .replace(/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}(\.[A-Za-z0-9_-]*)?/g, "[redacted token]")
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, "$1 [redacted]")
-    .replace(/\b((?:access|id|refresh)?_?token|password|secret)(["']?\s*[:=]\s*["']?)[^\s"',;}]{8,}/gi, "$1$2[redacted]")
+    .replace(/\b(Bearer|Basic)\s+(?!\[redacted)[A-Za-z0-9._~+/=-]{8,}/gi, "$1 [redacted]")
+    .replace(/\b((?:access|id|refresh)?_?token|password|secret)(["']?\s*[:=]\s*["']?)(?!\[redacted)[^\s"',;}]{8,}/gi, "$1$2[redacted]")
     .replace(/[A-Za-z0-9+/]{100,}={0,2}|[A-Za-z0-9_-]{100,}/g, "[redacted]");
 }
 

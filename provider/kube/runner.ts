@@ -20,7 +20,7 @@ import { randomBytes } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";
-import { apiMessage, backoffMs, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
+import { apiMessage, backoffMs, redactSecrets, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
 import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUN_NONCE_ANNOTATION, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
 import { msg } from "./messages";
 import { ObjectObserver } from "./watch";
@@ -92,6 +92,21 @@ const time = (t: unknown): number => (t === undefined || t === null ? Number.NEG
  * ignored.
  */
 export function failureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
+  return cutFailureText(rawFailureText(job, pods));
+}
+
+/**
+ * The failure text goes to the status, the status ConfigMap, Events and progress lines; with FallbackToLogsOnError it
+ * is the tail of a pod's log, which may print a token. Token-like strings are redacted and the text cut to what a
+ * reader needs (the step cuts each reason further, to Omni's 256 bytes).
+ */
+export const MAX_FAILURE_TEXT = 1024;
+function cutFailureText(text: string): string {
+  const clean = redactSecrets(text);
+  return clean.length > MAX_FAILURE_TEXT ? `${clean.slice(0, MAX_FAILURE_TEXT)}...` : clean;
+}
+
+function rawFailureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
   const uid = job.metadata?.uid;
   let best: { at: number; text: string } | undefined;
   for (const pod of pods) {
