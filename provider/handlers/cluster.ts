@@ -42,7 +42,7 @@ async function apply(spec: ClusterSpec, previous: readonly ManifestEntry[] = [])
   if (manifests.length === 0) return;
   const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
   try {
-    const r = await kube.applyManifests(manifests, { cluster: spec.clusterName });
+    const r = await kube.applyManifests(manifests, { cluster: spec.clusterName, ...(spec.resourceUrn ? { owner: spec.resourceUrn } : {}) });
     if (r.applied.length + r.pruned.length > 0) {
       progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.manifestsApplied(r.applied.length, r.skipped.length, r.pruned.length)}`);
     }
@@ -97,7 +97,7 @@ export const clusterHandler: KindHandler = {
         const swept = await kube.sweepRunners();
         if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
         const full = removedFull(spec.manifests, []);
-        if (full.length) await kube.applyManifests(full, { cluster: spec.clusterName });
+        if (full.length) await kube.applyManifests(full, { cluster: spec.clusterName, ...(spec.resourceUrn ? { owner: spec.resourceUrn } : {}) });
       });
     } catch (err) {
       warn(spec.resourceUrn, msg.deleteUnreachable("Cluster", spec.clusterName, errorText(err)));

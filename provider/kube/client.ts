@@ -89,7 +89,7 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
    * `x-kubernetes-preserve-unknown-fields`, `default` and `enum` vanished (and the API server then pruned every
    * status field of the CRD's objects).
    */
-  async applyRaw(obj: k8s.KubernetesObject, o: { fieldManager: string; force?: boolean; dryRun?: string }): Promise<void> {
+  async applyRaw(obj: k8s.KubernetesObject, o: { fieldManager: string; force?: boolean; dryRun?: string }): Promise<k8s.KubernetesObject | undefined> {
     const path = await this.specUriPath(structuredClone(obj), "patch");
     const ctx = this.configuration.baseServer.makeRequestContext(path, k8s.HttpMethod.PATCH);
     ctx.setHeaderParam("Accept", "application/json");
@@ -98,7 +98,7 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
     if (o.force !== undefined) ctx.setQueryParam("force", String(o.force));
     if (o.dryRun !== undefined) ctx.setQueryParam("dryRun", o.dryRun);
     ctx.setBody(JSON.stringify(obj));
-    await this.requestPromise(ctx);
+    return (await this.requestPromise(ctx)) as k8s.KubernetesObject | undefined;
   }
 
   async served(apiVersion: string, kind: string): Promise<{ plural: string; namespaced: boolean } | undefined> {

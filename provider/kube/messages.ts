@@ -119,6 +119,9 @@ export const msg = {
   manifestApplyFailed: (manifest: string, object: string, detail: string, status: number | undefined) =>
     `manifest "${manifest}": applying ${object} failed: ${detail}; ` +
     (status === 404 ? "the kind is unknown to the cluster (is its CRD installed?) or the namespace is missing" : hint(status, object)),
+  manifestPruneSkipped: (what: string) =>
+    `manifests: not pruning ${what}: the live object is not the one talos-gate applied for this cluster (another uid, ` +
+    "labels or field manager); it is left alone and dropped from the inventory",
   manifestPruneFailed: (object: string, detail: string) => `pruning ${object} (no longer in the manifests) failed: ${detail}`,
   inventoryFailed: (cluster: string, detail: string, status: number | undefined) =>
     `cluster ${cluster}: updating the manifest inventory ConfigMap kube-system/talos-gate-manifests-${cluster} failed: ${detail}; ` +
