@@ -90,7 +90,8 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
     }));
     run.catch(() => undefined);
     try {
-      await until("the gate to hold on the missing object and the runaway expression", () => last?.gate === "held" && last.step.includes("redos"));
+      await until("the gate to hold on the missing object and the runaway expression",
+        () => last?.gate === "held" && last.step.includes("not found") && last.step.includes("did not finish"));
       assert.equal(last!.step, 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found; ' +
         '"cluster-cond-redos": expression did not finish within 1s over 1 object and was stopped; simplify it (fewer nested ' +
         "comprehensions, no backtracking regular expressions) or narrow the target");
