@@ -1,9 +1,9 @@
 // One machine model for the Cluster, the preview plan and the run: the machine overrides a Cluster is given (role,
 // Talos address, machine set) are what a TalosUpgrade plans and upgrades with, not what the Node labels say.
 import * as assert from "node:assert/strict";
-import { check } from "../../../provider/handlers";
+import { check, create } from "../../../provider/handlers";
 import { withMachineOverrides } from "../../../provider/handlers/clusterSpec";
-import { sim, adapters, clients } from "../rollout/helpers";
+import { sim, adapters, clients, versions } from "../rollout/helpers";
 
 /** What is written to stderr until `restore()` (warnings outside the engine go there: diagnostics.ts). */
 function captureStderr(): { text(): string; restore(): void } {
@@ -56,6 +56,14 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
       }
       assert.equal(forged.inputs?.plan[0], "upgrade 3 of 3 machines to v1.13.2 in 2 waves");
       assert.match(warnings.text(), /kube-system\/talos-gate-status-overrides says the cluster last converged to v1\.13\.2, but it was written by someone else, not this resource; ignored/);
+      // The run decides the same way: an upgrade keeps its gates (here a window that is closed now), where a revert
+      // would have rolled every node at once.
+      await assert.rejects(create({
+        kind: "TalosUpgrade", clusterName: "overrides", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", healthchecks: [], machines: [{ name: "cp-1" }],
+        maintenanceWindows: [{ cron: "0 0 1 1 *", duration: "1m", timeZone: "UTC" }],
+      }), /outside the maintenance window/);
+      assert.deepEqual(Object.values(versions(s)), ["v1.12.4", "v1.12.4", "v1.12.4", "v1.12.4"], "no node was touched");
     } finally {
       await s.stop();
     }
