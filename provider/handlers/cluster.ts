@@ -11,8 +11,11 @@ import type { KindHandler } from "./registry";
 
 const CLUSTER_TIMEOUT_MS = 30_000;
 
-function kubeApi(kubeconfig: string, urn?: string) {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, { log: (line) => warn(urn, line) });
+/** The port; with `cluster`, its sweep takes only that cluster's runner Jobs and pods. */
+function kubeApi(kubeconfig: string, urn?: string, cluster?: string) {
+  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, {
+    log: (line) => warn(urn, line), ...(cluster ? { runnerScope: { cluster } } : {}),
+  });
 }
 
 async function observe(spec: ClusterSpec): Promise<Props> {
@@ -91,7 +94,7 @@ export const clusterHandler: KindHandler = {
   },
   async delete(_id, props) {
     const spec = parseCluster(props);
-    const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
+    const kube = kubeApi(spec.kubeconfig, spec.resourceUrn, spec.clusterName);
     try {
       await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", async () => {
         const swept = await kube.sweepRunners();

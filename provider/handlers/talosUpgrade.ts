@@ -32,8 +32,13 @@ const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic",
   "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
-function kubeApi(kubeconfig: string, urn?: string, statusWriter?: string): KubeClient {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, { log: (line) => warn(urn, line), statusWriter });
+/** The port; with `holder`, a rollout's: it stamps the status mirror, and its runner Jobs carry the cluster and owner. */
+function kubeApi(kubeconfig: string, urn?: string, run?: { cluster: string; holder?: string }): KubeClient {
+  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, {
+    log: (line) => warn(urn, line),
+    ...(run ? { runnerScope: { cluster: run.cluster, ...(run.holder ? { owner: run.holder } : {}) } } : {}),
+    ...(run?.holder ? { statusWriter: run.holder } : {}),
+  });
 }
 
 /**
@@ -145,7 +150,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
 async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previous?: Props): Promise<Props> {
-  const kube = kubeApi(spec.kubeconfig, spec.urn, holderOf(spec, id));
+  const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
@@ -330,7 +335,8 @@ export const talosUpgradeHandler: KindHandler = {
   },
   async delete(_id, props) {
     const spec = parseTalosUpgrade(props);
-    const kube = kubeApi(spec.kubeconfig, spec.urn);
+    // This upgrade's runner Jobs: its cluster, and its owner when that is stable across processes (spec.owner).
+    const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, ...(spec.owner ? { holder: holderOf(spec, _id) } : {}) });
     try {
       const swept = await withTimeout(30_000, "the Kubernetes API", () => kube.sweepRunners());
       if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));

@@ -14,11 +14,12 @@ import { watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
 import { runCheck, RunnerJobs } from "./runner";
 import { StatusMirror, type MirroredStatus } from "./status";
-import { sweepRunners } from "./sweep";
+import { sweepRunners, type RunnerScope } from "./sweep";
 import { waitForVolumeDetach } from "./volumes";
 
 export type { KubeStats } from "./client";
 export type { MirroredStatus } from "./status";
+export type { RunnerScope } from "./sweep";
 export type {
   ApplyManifestsOptions, ApplyManifestsResult, EventObject, Manifest, ManifestMode, ObjectSelection, ObjectWatch, RolloutEvent,
   SelectionState, VolumeDetachOptions,
@@ -37,6 +38,11 @@ export interface KubeApiOptions {
   runnerEvents?: boolean;
   /** Bound of every request but watches (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * Whose runner Jobs this port creates and sweeps: they carry the cluster's label (and the owner's), and a sweep
+   * deletes only Jobs and pods carrying them. Without it, a sweep takes every runner Job.
+   */
+  runnerScope?: RunnerScope;
   /** The folder of the kubeconfig file, when it came from one (relative exec commands and token files). */
   kubeconfigDir?: string;
   /** Who writes the status mirror (the rollout's holder), stamped on each write. */
@@ -79,14 +85,14 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   const log = opts.log ?? (() => undefined);
   const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500, opts.statusWriter);
   const events = new EventRecorder(c, log);
-  const ours = new RunnerJobs();
+  const ours = new RunnerJobs(opts.runnerScope);
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
     watchMachines: () => watchMachines(c, log),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, ours, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
-    sweepRunners: () => sweepRunners(c, log),
+    sweepRunners: () => sweepRunners(c, log, opts.runnerScope),
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
     drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal }) => drain(c, node, o, log),

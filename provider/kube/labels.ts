@@ -1,9 +1,13 @@
 // Names the Kubernetes port reads and writes on cluster objects: labels, annotations, object names, field manager.
+import { createHash } from "node:crypto";
 
 /** Label on runner Jobs and their pod templates (talos-gate's counterpart of Omni's `omni-health-checker`). */
 export const RUNNER_APP_LABEL = "app.kubernetes.io/name";
 export const RUNNER_APP_VALUE = "talos-gate-healthcheck";
 export const RUNNER_SELECTOR = `${RUNNER_APP_LABEL}=${RUNNER_APP_VALUE}`;
+/** On runner Jobs and their pods: the rollout that created them (a hash of its Lease holder, a valid label value). */
+export const OWNER_LABEL = "talos-gate.dev/owner";
+export const ownerLabelValue = (holder: string): string => createHash("sha256").update(holder).digest("hex").slice(0, 40);
 /** Every runner Job is named `talos-gate-<healthcheck id>`. */
 export const RUNNER_NAME_PREFIX = "talos-gate-";
 /** Set by the API server on a Job's pod template (Kubernetes >= 1.27), so every runner pod carries it. */

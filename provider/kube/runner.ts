@@ -23,6 +23,7 @@ import { KubeClients } from "./client";
 import { apiMessage, backoffMs, redactSecrets, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
 import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUN_NONCE_ANNOTATION, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
 import { msg } from "./messages";
+import { scopeLabels, type RunnerScope } from "./sweep";
 import { ObjectObserver } from "./watch";
 
 type Log = (line: string) => void;
@@ -40,6 +41,9 @@ export class RunnerJobs {
   readonly nonce = randomBytes(12).toString("hex");
   private readonly uids = new Map<string, string>();
 
+  /** The cluster and owner labels this run's Jobs carry, so a sweep takes only them (sweep.ts). */
+  constructor(readonly scope?: RunnerScope) {}
+
   created(namespace: string, name: string, uid: string | undefined): void {
     if (uid) this.uids.set(`${namespace}/${name}`, uid);
   }
@@ -53,7 +57,8 @@ export class RunnerJobs {
 }
 
 /** The Job to submit: the composed object with name, namespace, runner label and config-hash annotation enforced. */
-export function jobBody(check: HealthcheckJob, nonce?: string): Record<string, any> {
+export function jobBody(check: HealthcheckJob, nonce?: string, scope?: RunnerScope): Record<string, any> {
+  const own = { ...scopeLabels(scope), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE };
   const job = check.job as Record<string, any>;
   const meta = (job.metadata ?? {}) as Record<string, any>;
   const spec = (job.spec ?? {}) as Record<string, any>;
@@ -67,7 +72,7 @@ export function jobBody(check: HealthcheckJob, nonce?: string): Record<string, a
       ...meta,
       name: check.jobName,
       namespace: check.namespace,
-      labels: { ...(meta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE },
+      labels: { ...(meta.labels ?? {}), ...own },
       // Without the hash the Job would look outdated forever (delete/create loop), so it is always set.
       annotations: {
         ...(meta.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: check.configHash, ...(nonce ? { [RUN_NONCE_ANNOTATION]: nonce } : {}),
@@ -75,7 +80,7 @@ export function jobBody(check: HealthcheckJob, nonce?: string): Record<string, a
     },
     spec: {
       ...spec,
-      template: { ...template, metadata: { ...tmeta, labels: { ...(tmeta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE } } },
+      template: { ...template, metadata: { ...tmeta, labels: { ...(tmeta.labels ?? {}), ...own } } },
     },
   };
 }
@@ -169,7 +174,7 @@ async function evaluate(
   const { namespace, jobName } = check;
   const create = async () => {
     try {
-      const made = await c.batch.createNamespacedJob({ namespace, body: jobBody(check, ours.nonce) as k8s.V1Job });
+      const made = await c.batch.createNamespacedJob({ namespace, body: jobBody(check, ours.nonce, ours.scope) as k8s.V1Job });
       ours.created(namespace, jobName, made.metadata?.uid);
     } catch (err) {
       // Someone else's Job took the name meanwhile: its next event is not ours, so it is replaced then.
