@@ -81,6 +81,14 @@ export const cliMsg = {
   stopNothingRunning: (cluster: string) => `no rollout is running on cluster ${cluster}: nothing to stop`,
   stopFailed: (cluster: string, detail: string) =>
     `cannot ask the rollout of cluster ${cluster} to stop: ${detail}; the kubeconfig needs get and patch on leases in kube-system`,
+  rbacUsage: [
+    "usage: talos-gate rbac [--service-account <namespace>/<name> | --user <name>]",
+    "prints the ClusterRole and Role the pipeline's kubeconfig needs (and, for a subject, their bindings) as YAML",
+    "for `kubectl apply -f -`; add get/list/watch on the kinds your Conditions watch and the rights your manifests need",
+  ].join("\n"),
+  rbacHeader: "# talos-gate: least-privilege RBAC of the pipeline's identity (talos-gate rbac). Not included: the kinds your\n" +
+    "# Conditions watch (get, list, watch) and the objects your Cluster manifests apply; grant those beside it.",
+  rbacBadServiceAccount: (v: string) => `--service-account must be <namespace>/<name>, got "${v}"`,
   stopAsked: (cluster: string, holder: string) =>
     `asked the rollout of cluster ${cluster} (held by "${holder}") to stop before its next node; waiting for it to stop`,
   stopStillRunning: (cluster: string, holder: string, ms: number) =>

@@ -4,6 +4,7 @@
 // upgrade flips its Node NotReady (and, for a legacy upgrade, Talos cordons and drains it first); a node booting flips
 // it Ready with the new osImage — or, with the kubelet knobs, the Node stays Ready on its old osImage through a fast
 // reboot and the kubelet reports late.
+import { writePrivateFile } from "./files";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -110,7 +111,7 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     };
     const kubeconfigPath = path.join(dir, "kubeconfig");
     const talosconfigPath = path.join(dir, "talosconfig");
-    fs.writeFileSync(kubeconfigPath, controlPlane.kubeconfig, { mode: 0o600 });
+    writePrivateFile(kubeconfigPath, controlPlane.kubeconfig);
     talos.writeTalosconfig(talosconfigPath);
     return {
       dir, kubeconfigPath, talosconfigPath,

@@ -162,6 +162,11 @@ export interface Manifest {
 
 export interface ApplyManifestsOptions {
   cluster: string;
+  /**
+   * Who applies (the Cluster resource's identity): recorded on each inventory entry; only this owner's entries are
+   * pruned by its applies.
+   */
+  owner?: string;
   /** Mode of manifests that set none (default `full`). */
   mode?: ManifestMode;
   /** Server-side dry run: validate and report what would change; nothing is written or pruned. */

@@ -1,7 +1,7 @@
 // `talos-gate sim up|status|down` as a user runs them: a background simulated cluster in a directory, its files, its
 // status table, and clear messages for starting twice and stopping what is not running.
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -170,5 +170,21 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
     const again = talosGate("sim", "down", "--dir", dir);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no simulated cluster is running in .*; nothing to stop/);
+  });
+  it("down never signals a process that is not the sim daemon, even when state.json names its pid", async () => {
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-simcli-stale-"));
+    const bystander = spawn("sleep", ["60"], { stdio: "ignore" });
+    try {
+      fs.writeFileSync(path.join(other, "state.json"), JSON.stringify({ pid: bystander.pid, startedAt: new Date().toISOString() }));
+      const down = talosGate("sim", "down", "--dir", other);
+      assert.equal(down.code, 1);
+      assert.match(down.stderr, /no simulated cluster is running in .*; nothing to stop/);
+      assert.equal(bystander.exitCode, null, "the other process was not signalled");
+      assert.doesNotThrow(() => process.kill(bystander.pid!, 0));
+      assert.ok(!fs.existsSync(path.join(other, "state.json")), "the stale state file is removed");
+    } finally {
+      bystander.kill("SIGKILL");
+      fs.rmSync(other, { recursive: true, force: true });
+    }
   });
 });

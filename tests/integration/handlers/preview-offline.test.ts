@@ -39,6 +39,9 @@ describe("handlers: preview without a reachable cluster", function () {
     const news = { ...(await inputs()), version: "1.13", holdTimeout: "soon", strategy: { workerParallelism: 0 } };
     const r = await check({}, news);
     assert.deepEqual(r.failures?.map((f) => f.property).sort(), ["holdTimeout", "strategy", "version"]);
+    // A duration past what a timer can hold (2^31 ms) would fire at once: "720h" failed every hold immediately.
+    const long = await check({}, { ...(await inputs()), holdTimeout: "720h", nodeTimeout: "596h" });
+    assert.deepEqual(long.failures, [{ property: "holdTimeout", reason: 'holdTimeout "720h" is longer than a timer can wait (2^31 ms, about 24 days); use at most "596h"' }]);
   });
 
   it("diff is offline: unchanged inputs of a converged upgrade are no change, a new version is", async () => {

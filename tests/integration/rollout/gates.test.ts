@@ -76,16 +76,34 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
     const boots = recordBoots(s);
     const lines: string[] = [];
     let last: UpgradeStatus | undefined;
+    // A condition that runs away (a backtracking regex: about 3 s on one core) until its ConfigMap is fixed.
+    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "redos" }, data: { x: `${"a".repeat(28)}b` } } });
+    const redos = condition(cluster, "redos", {
+      target: { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "redos" }, expression: "object.data.x.matches('^(a+)+$')",
+    });
     const run = runRollout(kube, talos, runOptions(cluster, {
-      conditions: [cephGate(cluster)],
+      conditions: [cephGate(cluster), redos],
       soakMs: 3000,
+      leaseDurationSeconds: 3,
       onProgress: (l) => lines.push(l),
       onStatus: (st) => { last = st; },
     }));
     run.catch(() => undefined);
     try {
-      await until("the gate to hold on the missing object", () => last?.gate === "held");
-      assert.equal(last!.step, 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found');
+      await until("the gate to hold on the missing object and the runaway expression",
+        () => last?.gate === "held" && last.step.includes("not found") && last.step.includes("did not finish"));
+      assert.equal(last!.step, 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found; ' +
+        '"cluster-cond-redos": expression did not finish within 1s over 1 object and was stopped; simplify it (fewer nested ' +
+        "comprehensions, no backtracking regular expressions) or narrow the target");
+      // Meanwhile the run's own timers run: the Lease (3 s, renewed every second) keeps being renewed.
+      const kc = new k8s.KubeConfig();
+      kc.loadFromString(s.kubeconfig);
+      const leases = kc.makeApiClient(k8s.CoordinationV1Api);
+      const renewTime = async () => new Date((await leases.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" })).spec!.renewTime as unknown as string).getTime();
+      const seen = new Set([await renewTime()]);
+      await until("two more renewals of the Lease", async () => seen.add(await renewTime()).size >= 3, 20000);
+      await core.replaceNamespacedConfigMap({ name: "redos", namespace: "default", body: { metadata: { name: "redos" }, data: { x: "aaa" } } });
+      await until("the runaway condition to pass once fixed", () => last?.step === 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found');
       await setHealth(core, "HEALTH_WARN");
       await until("the message to replace the reason", () => last?.step.endsWith('"cluster-cond-ceph": ceph is HEALTH_WARN') === true);
       assert.deepEqual(boots.downs, [], "nothing goes down while the condition holds");

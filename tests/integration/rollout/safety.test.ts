@@ -3,7 +3,10 @@
 // not-ready node slows the rollout instead of freezing it (set aside, named, upgraded by a later run). The tests run in
 // order; each starts from the state the previous one left.
 import * as assert from "node:assert/strict";
-import { KubeError, type KubeClient } from "../../../provider/kube";
+import * as k8s from "@kubernetes/client-node";
+import * as YAML from "yaml";
+import { createKubeApi, KubeError, type KubeClient } from "../../../provider/kube";
+import { pipelineRbac } from "../../../provider/kube/rbac";
 import { runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
@@ -133,5 +136,41 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     }));
     assert.equal(done.phase, "Done");
     assert.ok(warnings.some((w) => /node cp-1: not waiting for its volumes to detach before the reboot: the kubeconfig may not list or watch volumeattachments/.test(w)), warnings.join("\n"));
+  });
+  it("a whole rollout runs with a kubeconfig bound to exactly the shipped role (talos-gate rbac): no request refused", async () => {
+    // The pipeline's identity as a user sets it up: a ServiceAccount, `talos-gate rbac --service-account ci/pipeline`
+    // applied by an administrator, and a kubeconfig with the account's token instead of admin credentials.
+    await setGate(core(), "safety-gate", true);
+    const subject = { kind: "ServiceAccount" as const, namespace: "ci", name: "pipeline" };
+    await kube.applyManifests([{
+      name: "pipeline-rbac",
+      content: [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "ci" } },
+        { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "pipeline", namespace: "ci" } }, ...pipelineRbac(subject)],
+    }], { cluster: "administrator" }); // its own inventory: an apply for CLUSTER would prune the gate's RBAC
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(s.kubeconfig);
+    const token = (await kc.makeApiClient(k8s.CoreV1Api).createNamespacedServiceAccountToken({
+      name: "pipeline", namespace: "ci", body: { spec: { audiences: [] } },
+    })).status!.token;
+    const admin = YAML.parse(s.kubeconfig);
+    const text = YAML.stringify({ ...admin, users: [{ name: admin.users[0].name, user: { token } }] });
+    const refused: string[] = [];
+    const pipeline = createKubeApi(text, { log: (l) => refused.push(l) });
+    try {
+      const warnings: string[] = [];
+      const done = await runRollout(pipeline, talos, runOptions(CLUSTER, {
+        targetVersion: "v1.13.7", healthchecks: [configMapGateCheck(CLUSTER, "safety-gate")], onWarning: (l) => warnings.push(l),
+      })).catch((e) => {
+        throw new Error(`${e.message}\n${[...warnings, ...refused].join("\n")}`);
+      });
+      assert.equal(done.phase, "Done");
+      assert.deepEqual(versions(s), { "cp-1": "v1.13.7", "w-1": "v1.13.7", "w-2": "v1.13.7", "w-3": "v1.13.7" });
+      await pipeline.flush();
+      assert.deepEqual([...warnings, ...refused].filter((l) => /forbidden|403/i.test(l)), [], "nothing the rollout asked for was refused");
+      // ...and nothing beyond: the role cannot, for example, read Secrets.
+      await assert.rejects(pipeline.applyManifests([{ name: "x", content: [{ apiVersion: "v1", kind: "Secret", metadata: { name: "x", namespace: "ci" } }] }], { cluster: "probe" }), /forbidden/);
+    } finally {
+      await pipeline.close();
+    }
   });
 });
