@@ -26,7 +26,8 @@ function program(sim: SimCluster, knobs: Knobs) {
       talosconfig: pulumi.secret(sim.talosconfig),
       manifests: [gateRbac()],
     });
-    const gate = new Healthcheck("gate", { cluster, name: "gate", interval: knobs.interval ?? "5s", job: gateJob() });
+    // The job as a secret (it may name internal hosts or carry a token): what the provider composes from it is secret too.
+    const gate = new Healthcheck("gate", { cluster, name: "gate", interval: knobs.interval ?? "5s", job: pulumi.secret(gateJob()) });
     const upgrade = new TalosUpgrade("talos", {
       cluster, version: knobs.version, healthchecks: [gate],
       holdTimeout: knobs.holdTimeout ?? "5m", nodeTimeout: knobs.nodeTimeout ?? "2m",
@@ -143,6 +144,10 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
       }
     }
     assert.deepEqual(leaks, [], "no credential in plaintext");
+    // A secret job stays secret in what is composed from it (the Healthcheck's composedJob).
+    const check = JSON.parse(raw).checkpoint.latest.resources.find((r: { type: string }) => r.type.endsWith("Healthcheck"));
+    assert.ok(JSON.stringify(check.outputs.composedJob).includes("ciphertext"), `composedJob: ${JSON.stringify(check.outputs.composedJob).slice(0, 200)}`);
+    assert.ok(!raw.includes("-o jsonpath="), "the job's script is nowhere in plaintext");
     assert.ok(raw.includes("ciphertext"), "secrets are stored encrypted");
     assert.ok(!raw.includes(kubeKey) && !raw.includes(talosKey), "nowhere in the file");
   });
