@@ -402,3 +402,24 @@ export function reasonHookFailed(phase: string, id: string, node: string, detail
 export function volumesBlocking(volumes: readonly string[]): string {
   return `waiting for volumes to detach: ${volumes.join(", ")}`;
 }
+
+export function etcdNoConsentBeforeDown(node: string, reason: string): string {
+  return `etcd did not consent to control plane ${node} going down before nodeTimeout (asked again right before its reboot): ${reason}`;
+}
+
+export function progressWaitingForEtcd(reason: string): string {
+  return `waiting for etcd: ${truncateReason(singleLine(reason))}`;
+}
+
+/** A failure after the install: the new version waits on disk for the node's next reboot (issue 18.4). */
+export function withArmed(reason: string, node: string, version: string): string {
+  return `${reason} (node ${node} is armed: ${version} is installed and boots at its next reboot, ungated; the next run finishes it in order, or a revert disarms it)`;
+}
+
+export function progressNodeArmed(node: string, version: string): string {
+  return `node ${node}: armed: ${version} is installed but the node has not rebooted into it (it boots at its next reboot, ungated)`;
+}
+
+export function progressNodeDisarmed(node: string, version: string): string {
+  return `node ${node}: disarmed: ${version}, the version it runs, installed again (no reboot)`;
+}

@@ -46,6 +46,14 @@ export interface Lease {
    */
   readonly stopRequested?: AbortSignal;
   release(): Promise<void>;
+  /**
+   * The API server may be away for up to `ms` because the run takes its own control plane down (issue 18.6): the
+   * Lease is renewed at once to be held that much longer (so no second pipeline gets it meanwhile), and renewals that
+   * fail within that time do not lose it. Rejects when the renewal fails (then the node must not go down).
+   */
+  holdThrough?(ms: number): Promise<void>;
+  /** The control plane is back: renewals hold the Lease for its usual duration again. */
+  outageOver?(): void;
 }
 
 /** Every machine of the cluster, kept current by a watch (an informer): read it and wait on it instead of polling. */
@@ -212,8 +220,13 @@ export interface UpgradeNodeOptions {
   /** The node must be back (new boot id and target version) within this time. */
   nodeTimeoutMs: number;
   signal?: AbortSignal;
-  /** Called on the >= 1.13 path after install and before reboot (cordon + drain via the Kubernetes port). */
-  beforeReboot?: () => Promise<void>;
+  /**
+   * Called right before the call that takes the node down (cordon + drain via the Kubernetes port, etcd's consent): on
+   * the >= 1.13 path after the install and before Reboot (`installed`: the new version is armed on disk), on the legacy
+   * path before Upgrade (which drains with Talos' own drain, ignoring refusals, and reboots by itself). A throw leaves
+   * the node up.
+   */
+  beforeReboot?: (info: { installed: boolean }) => Promise<void>;
   onStep?: (step: NodeUpgradeStep, detail?: string) => void;
 }
 

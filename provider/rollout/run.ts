@@ -107,6 +107,12 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
   }
 }
 
+/** The hold cleared `held` (its control plane, or workers); `next` may only go when it is the same kind of wave. */
+function sameWaveKind(held: Wave, next: Wave): boolean {
+  const cp = (w: Wave) => w.machines.find((m) => m.role === "controlplane")?.name;
+  return cp(held) === cp(next);
+}
+
 /** Stops the run when no node may start now (outside every maintenance window). */
 function checkWindow(ctx: RunContext): void {
   const closed = ctx.opts.schedule?.closedReason(new Date(ctx.now()));
@@ -152,20 +158,22 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     const repeat = wave.machines.find((m) => attempted.has(m.name));
     if (repeat) throw new Stop(msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
     ctx.checkStop(wave.machines[0].name);
-    let next = wave;
-    if (forced === "upgrading") {
+    const upgrading = forced === "upgrading";
+    if (upgrading) {
       // Windows pace upgrades only: a revert (like Omni's, ungated) must always be possible.
       checkWindow(ctx);
       if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
-      await holdGate(ctx, waveNo, wave, inFlight, conditions);
-      // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
-      // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
-      machines = await ctx.machines();
-      const fresh = planFor(machines).waves[0];
-      if (!fresh || fresh.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
-      next = fresh;
     }
-    if (forced === "upgrading") checkWindow(ctx); // the window may have closed while the gate held
+    // A revert skips the user's gates, never the safety rules: nodes in flight Ready, the other control planes Ready,
+    // etcd's consent before a control plane (issue 18.1: a revert once took a second control plane down).
+    await holdGate(ctx, waveNo, wave, inFlight, conditions, { userGates: upgrading });
+    // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
+    // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
+    machines = await ctx.machines();
+    const next = planFor(machines).waves[0];
+    if (!next || next.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
+    if (!sameWaveKind(wave, next)) continue; // a control plane the hold did not clear: held for at the top
+    if (upgrading) checkWindow(ctx); // the window may have closed while the gate held
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
     await upgradeWave(ctx, next, machines, attempted, setAside);
     lastBackAt = ctx.now();

@@ -1,6 +1,6 @@
 // One node upgrade, like Omni: Talos >= 1.13 on both sides → ImageService.Pull, LifecycleService.Upgrade (exit code
-// checked), beforeReboot (the caller cordons + drains), Reboot; otherwise the legacy MachineService.Upgrade with
-// preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the target version. Level-based: a node
+// checked), beforeReboot (the caller cordons + drains), Reboot; otherwise beforeReboot, then the legacy
+// MachineService.Upgrade with preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the target version. Level-based: a node
 // already on the target is left alone, and a node that is down at the start is waited for first.
 //
 // Actions that reboot (Reboot, legacy Upgrade) are sent once per node upgrade. Sent again only when the node proved
@@ -154,13 +154,20 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       checkAbort();
       if (opts.beforeReboot) {
         step("draining");
-        await opts.beforeReboot();
+        await opts.beforeReboot({ installed: true });
       }
       checkAbort();
       step("rebooting");
       const r = await sendAction("Reboot", () => client.reboot(node, 0, { signal }));
       if (r) watch.follow(r.actorId, ["reboot"]);
     } else {
+      // The legacy Upgrade drains with Talos' own drain (refusals ignored, rebooting anyway after 5 minutes) and
+      // reboots by itself: the caller drains first, PDBs honoured, and etcd is asked right before (issue 18.2, 18.3).
+      if (opts.beforeReboot) {
+        step("draining");
+        await opts.beforeReboot({ installed: false });
+      }
+      checkAbort();
       step("installing", opts.image);
       const r = await sendAction("Upgrade", () => client.upgrade(node, { image: opts.image, preserve: true, stage: staged, force: false }, {
         signal, timeoutMs: opts.nodeTimeoutMs,
