@@ -423,3 +423,11 @@ export function progressNodeArmed(node: string, version: string): string {
 export function progressNodeDisarmed(node: string, version: string): string {
   return `node ${node}: disarmed: ${version}, the version it runs, installed again (no reboot)`;
 }
+
+export function staleMarkNotDropped(node: string, detail: string): string {
+  return `could not remove talos-gate's stale cordon mark from node ${node} (its cordon was lifted; kubectl annotate node ${node} talos-gate.dev/cordoned-by- does it by hand): ${truncateReason(singleLine(detail))}`;
+}
+
+export function reasonCannotDisarm(node: string, armed: string, detail: string): string {
+  return `node ${node} is armed with ${armed} (installed, not rebooted) and could not be disarmed: ${truncateReason(singleLine(detail))}; it boots ${armed} at its next reboot; keep it from rebooting, then ${RESUME}`;
+}

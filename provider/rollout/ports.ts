@@ -19,6 +19,11 @@ export interface Machine {
   cordoned: boolean;
   /** Who cordoned it, when talos-gate did (the owner passed to `cordon`); undefined for any other cordon. */
   cordonedBy?: string;
+  /**
+   * talos-gate's cordon mark on a schedulable Node: someone lifted the cordon since (`kubectl uncordon` keeps the
+   * mark), so the mark is stale, and a later cordon on the node would not be talos-gate's.
+   */
+  staleCordonMark?: string;
   /** Talos version parsed from `status.nodeInfo.osImage` ("Talos (v1.13.2)"), e.g. "v1.13.2"; undefined if unknown. */
   talosVersion?: string;
   /** Machine set the machine belongs to (Omni: control-planes / workers / extra worker set id). */
@@ -95,6 +100,8 @@ export interface KubeApi {
   drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal }): Promise<void>;
   /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
   uncordon(node: string, owner: string): Promise<boolean>;
+  /** Removes talos-gate's cordon mark from a schedulable Node (a stale mark); resolves whether it did. */
+  dropStaleCordonMark?(node: string): Promise<boolean>;
   /** Take the per-cluster Lease, or throw at once naming the current holder. */
   acquireLease(opts: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease>;
   /**
@@ -295,6 +302,11 @@ export interface TalosApi {
    * at the target is not touched (path "none"). A node that comes back on another version is an error.
    */
   upgradeNode(node: string, opts: UpgradeNodeOptions): Promise<UpgradeNodeResult>;
+  /**
+   * Installs `image` on the node without rebooting it (>= 1.13: pull + LifecycleService.Upgrade): used to disarm a node
+   * a failed upgrade left armed, by installing the version it runs again.
+   */
+  reinstall?(node: string, opts: { image: string; timeoutMs: number; signal?: AbortSignal }): Promise<void>;
   /** Platform, schematic, extensions and SecureBoot of a node, for its own installer image. */
   imageFacts(node: string, opts?: { signal?: AbortSignal }): Promise<NodeImageFacts>;
   /** etcd members and their health, asked through control plane `cpNode` (and each member's own node). */

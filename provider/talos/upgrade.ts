@@ -11,7 +11,7 @@
 import type { UpgradeNodeOptions, UpgradeNodeResult } from "../rollout/ports";
 import { EventStream, TalosClient, TalosEvent } from "./client";
 import { classify, isTransientRefusal, TalosError } from "./errors";
-import { targetVersion } from "./image";
+import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
 import { sameVersion } from "../version";
 import { needsStagedUpgrade, supportsLifecycleApi } from "./version";
@@ -291,5 +291,18 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       const pause = Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));
       await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
     }
+  }
+}
+
+/**
+ * Installs `image` without rebooting (ImageService.Pull, LifecycleService.Upgrade): to disarm a node whose failed
+ * upgrade left another version installed, the version it runs is installed again, so its next reboot boots what it
+ * runs now (issue 18.4). A refusal for now (another installation) is not retried: the next run disarms it.
+ */
+export async function reinstall(client: TalosClient, node: string, opts: { image: string; timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+  await client.pull(node, opts.image, { signal: opts.signal, timeoutMs: opts.timeoutMs });
+  const res = await client.lifecycleUpgrade(node, opts.image, { signal: opts.signal, timeoutMs: opts.timeoutMs });
+  if (res.exitCode !== 0) {
+    throw new TalosError("INSTALLER_EXIT", msg.installerExit(node, res.exitCode, versionFromImage(opts.image) ?? "the running version", res.log.slice(-3).join(" | ")), node);
   }
 }

@@ -11,7 +11,7 @@ import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import { nodeInstallerImage, TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, recordBoots, rejection, runOptions, sim, until, versions } from "./helpers";
+import { adapters, delay, recordBoots, rejection, runOptions, sim, until, versions } from "./helpers";
 
 const S_METAL = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 const S_AWS = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515";
@@ -212,7 +212,8 @@ describe("integration: rollout — a single control plane is the only endpoint (
   let kube: KubeClient;
   let talos: TalosApiImpl;
   before(async () => {
-    s = await sim({ controlPlanes: 1, workers: 1, version: "v1.13.1" });
+    // The kubeconfig's API server is behind cp-1, as on a real one-control-plane cluster: away while it reboots.
+    s = await sim({ controlPlanes: 1, workers: 1, version: "v1.13.1", apiBehindControlPlane: true });
     ({ kube, talos } = adapters(s));
   });
   after(async () => {
@@ -223,6 +224,51 @@ describe("integration: rollout — a single control plane is the only endpoint (
     assert.equal(s.talos.endpoints.length, 1);
     await rollTo(s, kube, talos, "harsh-single", "v1.13.2", []);
     assert.equal(s.talos.node("cp-1").received.reboot, 1);
+  });
+
+  it("18.6 the API server is away for the whole reboot of its control plane: the run keeps its Lease, lets no one in, and finishes", async () => {
+    assert.equal(s.apiNode, "cp-1");
+    const cluster = "harsh-api-away";
+    // Down about 5 s, more than twice the Lease's 2 s: before the fix its renewals failed until it expired, and the run
+    // stopped before w-1 with "lost the rollout lease" (a second pipeline could take it as soon as the API was back).
+    s.talos.node("cp-1").faults.slowBootMs = 4000;
+    const secondPipeline: string[] = [];
+    let apiWasAway = false;
+    const onUp = (n: { name: string }) => {
+      if (n.name !== "cp-1") return;
+      void (async () => {
+        for (let i = 0; i < 100; i++) {
+          try {
+            const lease = await kube.acquireLease({ cluster, holder: "pipeline-b@ci-2", durationSeconds: 2 });
+            secondPipeline.push("pipeline-b took the Lease while cp-1 was coming back");
+            await lease.release();
+            return;
+          } catch (e) {
+            if (/another rollout holds the lease \(holder "test:/.test((e as Error).message)) return void secondPipeline.push("refused");
+            await delay(100); // the API is not back yet
+          }
+        }
+      })();
+    };
+    const probeDown = (n: { name: string }) => {
+      if (n.name === "cp-1") void kube.listMachines().then(() => undefined, () => (apiWasAway = true));
+    };
+    s.talos.on("up", onUp);
+    s.talos.on("down", probeDown);
+    try {
+      const done = await runRollout(kube, talos, runOptions(cluster, {
+        targetVersion: "v1.13.3", lastUpgradeVersion: "v1.13.2", leaseDurationSeconds: 2, nodeTimeoutMs: 60_000,
+      }));
+      assert.equal(done.phase, "Done");
+    } finally {
+      s.talos.off("up", onUp);
+      s.talos.off("down", probeDown);
+      s.talos.node("cp-1").faults.slowBootMs = undefined;
+    }
+    assert.ok(apiWasAway, "the kubeconfig's API server was unreachable while cp-1 was down");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.3"]));
+    await until("the second pipeline's attempt", () => secondPipeline.length > 0, 20000);
+    assert.deepEqual(secondPipeline, ["refused"], "no second pipeline got the Lease while the run waited for its control plane");
   });
 });
 
