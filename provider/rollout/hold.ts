@@ -43,7 +43,7 @@ export async function holdGate(
   const bound = deadline(ctx.clock, start + ctx.opts.holdTimeoutMs, [ctx.stop]);
   try {
     const controlPlane = wave.machines.find((m) => m.role === "controlplane");
-    await waitReady(ctx, bound, nextNode, mustBeReady(wave, inFlight));
+    if (inFlight.size > 0 || controlPlane) await waitReady(ctx, bound, nextNode, mustBeReady(wave, inFlight));
     const checks = opts.userGates ? ctx.opts.healthchecks.map((c) => jobCheck(ctx, c)) : [];
     if (controlPlane) checks.push(etcdCheck(ctx, controlPlane));
     await passChecks(ctx, waveNo, bound, nextNode, checks, opts.userGates ? conditions : undefined);
