@@ -181,7 +181,7 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     const nodeDown = etcd.nodeDown.bind(etcd);
     etcd.nodeDown = (name: string) => {
       const sick = etcd.list().filter((m) => !m.healthy && m.name !== name).map((m) => m.name);
-      if (sick.length) unhealthyAtDown.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
+      if (sick.length && etcd.member(name)) unhealthyAtDown.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
       nodeDown(name);
     };
     const lines: string[] = [];
