@@ -232,14 +232,24 @@ class HeldLease implements Lease {
 
   async holdThrough(ms: number): Promise<void> {
     this.outageUntil = Date.now() + ms;
-    if (this.timer) clearTimeout(this.timer);
-    await this.renewing?.catch(() => undefined);
+    await this.settleRenewal();
     const error = await this.renew();
     if (error !== undefined) throw new KubeError(msg.leaseRenewFailed(this.cluster, apiMessage(error)), statusOf(error));
   }
 
-  outageOver(): void {
+  async outageOver(): Promise<void> {
+    if (this.outageUntil === 0) return;
     this.outageUntil = 0;
+    await this.settleRenewal();
+    if (this.released || this.ctl.signal.aborted) return;
+    await this.renew();
+  }
+
+  /** Waits for a renewal in flight and cancels the scheduled one: the caller renews now (and schedules the next). */
+  private async settleRenewal(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    await this.renewing?.catch(() => undefined);
+    if (this.timer) clearTimeout(this.timer);
   }
 
   /** Seconds the Lease is held for by the next renewal: its duration, plus an expected outage still ahead. */

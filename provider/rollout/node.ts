@@ -78,7 +78,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       : msg.reasonNodeFailed(machine.name, errorText(e));
     await fail(armed ? msg.withArmed(reason, machine.name, target) : reason);
   } finally {
-    if (apiAway) ctx.lease.outageOver?.();
+    if (apiAway) await ctx.lease.outageOver?.();
     bound.dispose();
   }
 }

@@ -57,8 +57,11 @@ export interface Lease {
    * fail within that time do not lose it. Rejects when the renewal fails (then the node must not go down).
    */
   holdThrough?(ms: number): Promise<void>;
-  /** The control plane is back: renewals hold the Lease for its usual duration again. */
-  outageOver?(): void;
+  /**
+   * The control plane is back (or failed): the Lease is renewed at once for its usual duration, so a run killed from
+   * now on holds it no longer than usual. Never rejects (a failed renewal is retried as any other).
+   */
+  outageOver?(): Promise<void>;
 }
 
 /** Every machine of the cluster, kept current by a watch (an informer): read it and wait on it instead of polling. */
