@@ -142,7 +142,7 @@ export function planHeadline(plan: Plan): string {
   const verb = plan.mode === "reverting" ? "revert" : "upgrade";
   const parts = [`${verb} ${plan.pending} of ${plural(plan.total, "machine")} to ${plan.target} in ${plural(plan.waves.length, "wave")}`];
   if (plan.skipped.length) parts.push(`${plan.skipped.length} already on ${plan.target}`);
-  if (plan.mode === "reverting") parts.push("not gated (reverting to the last converged version)");
+  if (plan.mode === "reverting") parts.push("not gated by your checks (reverting to the last converged version; etcd is still asked before each control plane)");
   return parts.join(", ");
 }
 
@@ -167,7 +167,7 @@ export function planWaveLine(w: Wave, _totalWaves: number, mode: RolloutMode): s
   } else {
     body = `${w.machines.map((m) => `${m.name} ${versionHop(m.from, m.to)}`).join(", ")} (${groupLabel(w)})`;
   }
-  const gate = w.gatedBy.length ? `, gated by: ${w.gatedBy.join(", ")}` : mode === "reverting" ? ", not gated" : "";
+  const gate = w.gatedBy.length ? `, gated by: ${w.gatedBy.join(", ")}` : mode === "reverting" ? ", not gated by your checks" : "";
   return `${w.index}. ${body}${gate}`;
 }
 
@@ -186,7 +186,7 @@ export function progressPrefix(cluster: string): string {
 export function progressRunStarted(mode: RolloutMode, pending: number, total: number, target: string, waves: number): string {
   if (mode === "done") return `nothing to do: ${plural(total, "machine")} already on ${target}`;
   const verb = mode === "reverting" ? "reverting" : "upgrading";
-  const tail = mode === "reverting" ? " (not gated)" : "";
+  const tail = mode === "reverting" ? " (not gated by your checks)" : "";
   return `${verb} ${pending} of ${plural(total, "machine")} to ${target} in ${plural(waves, "wave")}${tail}`;
 }
 
