@@ -38,6 +38,16 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig["options"]>>(
   }
 }
 
+/**
+ * Text written by whoever may write in the cluster (the status ConfigMap, a Lease holder), made safe for a terminal:
+ * escape sequences (which can retitle a window, rewrite the screen or hide lines) and other control characters
+ * removed; newlines and tabs kept.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "");
+}
+
 /** A file named by a flag or an environment variable; a `:`-separated list (as KUBECONFIG allows) uses its first entry. */
 function fileFrom(flag: string | undefined, env: string | undefined): string | undefined {
   if (flag !== undefined && flag !== "") return flag;

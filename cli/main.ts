@@ -8,7 +8,8 @@ const commands: Record<string, { summary: string; load: () => { run(argv: string
   plan: { summary: "print the ordered rollout plan against a live or simulated cluster", load: () => require("./plan") },
   status: { summary: "print the live upgrade status mirrored into the cluster", load: () => require("./status") },
   stop: { summary: "ask the rollout running on a cluster to stop before its next node", load: () => require("./stop") },
-  sim: { summary: "start, stop or inspect a local simulated Talos cluster (up|down|status)", load: () => require("./sim") },
+  rbac: { summary: "print the least-privilege RBAC the pipeline's kubeconfig needs", load: () => require("./rbac") },
+  sim: { summary: "start, stop, inspect or fault a local simulated Talos cluster (up|down|status|fault|recover)", load: () => require("./sim") },
   toolchain: { summary: "find or build the binaries the simulated cluster runs (kube-apiserver, etcd, ...)", load: () => require("./toolchain") },
   demo: { summary: "run the gated upgrade demo on a simulated cluster", load: () => require("./demo") },
 };

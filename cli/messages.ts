@@ -81,6 +81,14 @@ export const cliMsg = {
   stopNothingRunning: (cluster: string) => `no rollout is running on cluster ${cluster}: nothing to stop`,
   stopFailed: (cluster: string, detail: string) =>
     `cannot ask the rollout of cluster ${cluster} to stop: ${detail}; the kubeconfig needs get and patch on leases in kube-system`,
+  rbacUsage: [
+    "usage: talos-gate rbac [--service-account <namespace>/<name> | --user <name>]",
+    "prints the ClusterRole and Role the pipeline's kubeconfig needs (and, for a subject, their bindings) as YAML",
+    "for `kubectl apply -f -`; add get/list/watch on the kinds your Conditions watch and the rights your manifests need",
+  ].join("\n"),
+  rbacHeader: "# talos-gate: least-privilege RBAC of the pipeline's identity (talos-gate rbac). Not included: the kinds your\n" +
+    "# Conditions watch (get, list, watch) and the objects your Cluster manifests apply; grant those beside it.",
+  rbacBadServiceAccount: (v: string) => `--service-account must be <namespace>/<name>, got "${v}"`,
   stopAsked: (cluster: string, holder: string) =>
     `asked the rollout of cluster ${cluster} (held by "${holder}") to stop before its next node; waiting for it to stop`,
   stopStillRunning: (cluster: string, holder: string, ms: number) =>
@@ -94,6 +102,19 @@ export const cliMsg = {
     `note: node ${node} reports ${nodeVersion} to Kubernetes but Talos runs ${talosVersion}; planned from Talos`,
   planUsingStatus: (cluster: string, last: string) =>
     `(last converged version ${last}, from the upgrade status of cluster ${cluster})`,
+
+  // --- talos-gate sim fault | recover
+  simNotRunning: (dir: string) => `no simulated cluster is running in ${dir}; start one with 'talos-gate sim up'`,
+  simNoControl: (dir: string, pid: number) =>
+    `the simulated cluster in ${dir} (pid ${pid}) was started by an earlier talos-gate without a control endpoint; ` +
+    "restart it ('talos-gate sim down', then 'talos-gate sim up') to set faults",
+  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]",
+  simRecoverArgs: () => "usage: talos-gate sim recover <node> [--dir D]",
+  simFaults: (node: string, faults: readonly string[]) =>
+    faults.length ? `node ${node}: ${faults.join(", ")}` : `node ${node}: no faults`,
+  simRecovered: (node: string, faults: readonly string[]) =>
+    `node ${node} is booting again${faults.length ? ` (faults still set: ${faults.join(", ")})` : ""}`,
+  simFaultsUnknown: (detail: string) => `(faults unknown: the sim's control endpoint did not answer: ${detail})`,
 };
 
 /** A failure whose message is meant for the user as it is (cli/main.ts prints it without a stack). */

@@ -2,6 +2,7 @@
 // simulated cluster, exactly as `pulumi preview` shows it (describePlan). Reads the machines from the Kubernetes
 // Nodes, each node's running version from Talos when a talosconfig is given, and the last converged version from the
 // mirrored status (so a change back to it is planned as an ungated revert). Changes nothing.
+import * as path from "node:path";
 import { describePlan, planRollout, PlanError, type RolloutStrategy } from "../provider/rollout/plan";
 import type { Machine } from "../provider/rollout/ports";
 import { isValidVersion, sameVersion } from "../provider/version";
@@ -88,7 +89,7 @@ async function body(argv: string[]): Promise<number> {
   const kubeconfig = readKubeconfig(o.kubeconfig);
   const talosconfig = readTalosconfig(o.talosconfig);
   const { createKubeApi } = require("../provider/kube") as typeof import("../provider/kube");
-  const kube = createKubeApi(kubeconfig.text);
+  const kube = createKubeApi(kubeconfig.text, { kubeconfigDir: path.dirname(path.resolve(kubeconfig.file)) });
   const notes: string[] = [];
   try {
     const core = coreApi(kubeconfig.text);

@@ -3,14 +3,22 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseSimArgs, readRunning, SIM_DEFAULTS, SimUsageError, stateFile } from "../sim/state";
+import { control } from "../sim/control";
+import { parseSimArgs, readRunning, SIM_DEFAULTS, SimState, SimUsageError, stateFile } from "../sim/state";
 import { requireKubeTools } from "../sim/tools";
+import { cliMsg } from "./messages";
 
 const USAGE = `usage:
   talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--boot-seconds S] [--pull-ms MS] [--install-ms MS]
                     [--workload-pods P] [--dir D]
   talos-gate sim status [--dir D]
+  talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]
+  talos-gate sim recover <node> [--dir D]
   talos-gate sim down [--dir D]
+faults (on the running sim, until cleared): never-comes-back (its current or next reboot never ends; 'sim recover' boots it),
+  rollback (its next upgrade comes back on the old version), slow-boot=D (every reboot takes D longer),
+  etcd-unhealthy (a control plane's etcd member stays unhealthy), pull-failure (installer images cannot be pulled),
+  clear (removes the node's faults)
 defaults: ${SIM_DEFAULTS.controlPlanes} control planes, ${SIM_DEFAULTS.workers} workers, Talos ${SIM_DEFAULTS.version}, ` +
   `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.pullMs} ms image pulls, ${SIM_DEFAULTS.installMs} ms installs, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
 `;
@@ -117,12 +125,53 @@ async function status(argv: string[]): Promise<number> {
   }
   const { createKubeApi } = require("../provider/kube") as typeof import("../provider/kube");
   const kube = createKubeApi(fs.readFileSync(state.kubeconfig, "utf8"));
-  const machines = await kube.listMachines();
-  const rows = [["NODE", "ROLE", "TALOS", "READY", "CORDONED", "ADDRESS"],
-    ...machines.map((m) => [m.name, m.role, m.talosVersion ?? "unknown", m.ready ? "yes" : "no", m.cordoned ? "yes" : "no", m.address])];
+  const [machines, faults] = await Promise.all([kube.listMachines(), faultsOf(state)]);
+  const faultCell = (name: string) => (typeof faults === "string" ? "?" : faults[name]?.join(",") || "-");
+  const rows = [["NODE", "ROLE", "TALOS", "READY", "CORDONED", "FAULTS", "ADDRESS"],
+    ...machines.map((m) => [m.name, m.role, m.talosVersion ?? "unknown", m.ready ? "yes" : "no", m.cordoned ? "yes" : "no", faultCell(m.name), m.address])];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   process.stdout.write(`simulated cluster in ${dir} (pid ${state.pid}, up since ${state.startedAt})\n` +
-    rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n");
+    rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n" +
+    (typeof faults === "string" ? cliMsg.simFaultsUnknown(faults) + "\n" : ""));
+  return 0;
+}
+
+/** Each node's faults from the daemon, or why they are unknown (a sim without a control endpoint, no answer). */
+async function faultsOf(state: SimState): Promise<Record<string, string[]> | string> {
+  if (!state.control) return cliMsg.simNoControl(state.dir, state.pid);
+  try {
+    return await control.faults(state.control);
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** The running sim's control endpoint, or a usage error saying why there is none. */
+function controlOf(dir: string): NonNullable<SimState["control"]> {
+  const state = readRunning(dir);
+  if (!state) throw new SimUsageError(cliMsg.simNotRunning(dir));
+  if (!state.control) throw new SimUsageError(cliMsg.simNoControl(dir, state.pid));
+  return state.control;
+}
+
+/** Positional arguments (node, fault) apart from `--dir D`. */
+function positional(argv: string[]): string[] {
+  return argv.filter((a, i) => !a.startsWith("--dir") && argv[i - 1] !== "--dir");
+}
+
+async function fault(argv: string[]): Promise<number> {
+  const args = positional(argv);
+  if (args.length !== 2) throw new SimUsageError(cliMsg.simFaultArgs());
+  const r = await control.setFault(controlOf(dirOnly(argv)), args[0], args[1]);
+  process.stdout.write(cliMsg.simFaults(r.node, r.faults) + "\n");
+  return 0;
+}
+
+async function recover(argv: string[]): Promise<number> {
+  const args = positional(argv);
+  if (args.length !== 1) throw new SimUsageError(cliMsg.simRecoverArgs());
+  const r = await control.recover(controlOf(dirOnly(argv)), args[0]);
+  process.stdout.write(cliMsg.simRecovered(r.node, r.faults) + "\n");
   return 0;
 }
 
@@ -132,6 +181,8 @@ export async function run(argv: string[]): Promise<number> {
     case "up": return up(rest);
     case "down": return down(rest);
     case "status": return status(rest);
+    case "fault": return fault(rest);
+    case "recover": return recover(rest);
     default:
       process.stderr.write(USAGE);
       return 2;

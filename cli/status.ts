@@ -6,7 +6,7 @@
 // the rollout asked of the Kubernetes API server: requests, watches, bytes read).
 import * as YAML from "yaml";
 import { decodeApiStats } from "../provider/kube/status";
-import { withCliErrors, coreApi, MirroredStatus, parseOptions, readKubeconfig, readMirroredStatus, resolveCluster } from "./common";
+import { withCliErrors, coreApi, MirroredStatus, parseOptions, printable, readKubeconfig, readMirroredStatus, resolveCluster } from "./common";
 import { CliError, cliMsg, STATUS_USAGE } from "./messages";
 
 /** Omni's TalosUpgradeStatusSpec.Phase numbers. */
@@ -102,6 +102,6 @@ async function body(argv: string[]): Promise<number> {
   const mirrored = await readMirroredStatus(core, cluster);
   if (!mirrored) throw new CliError(cliMsg.noStatus(cluster));
   const doc = statusDocument(mirrored);
-  process.stdout.write(o.json ? JSON.stringify(doc, null, 2) + "\n" : statusYaml(doc));
+  process.stdout.write(printable(o.json ? JSON.stringify(doc, null, 2) + "\n" : statusYaml(doc)));
   return 0;
 }

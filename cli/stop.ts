@@ -3,9 +3,10 @@
 // its next node: it annotates the rollout's Lease, which the rollout watches. The node in flight finishes (a node is
 // never left half-upgraded), the status says who stopped it, and the next `pulumi up` resumes. Waits (bounded) until
 // the rollout has let go of its Lease, then prints where it stopped.
+import * as path from "node:path";
 import * as os from "node:os";
 import { parseDuration } from "../provider/template/duration";
-import { coreApi, parseOptions, readKubeconfig, readMirroredStatus, resolveCluster, withCliErrors } from "./common";
+import { coreApi, parseOptions, printable, readKubeconfig, readMirroredStatus, resolveCluster, withCliErrors } from "./common";
 import { CliError, cliMsg, STOP_USAGE } from "./messages";
 
 const POLL_MS = 1000;
@@ -33,27 +34,27 @@ export async function run(argv: string[]): Promise<number> {
     const core = coreApi(kubeconfig.text);
     const cluster = await resolveCluster(core, values.cluster);
     if (!cluster) throw new CliError(cliMsg.stopNoCluster());
-    const kube = (require("../provider/kube") as typeof import("../provider/kube")).createKubeApi(kubeconfig.text);
+    const kube = (require("../provider/kube") as typeof import("../provider/kube")).createKubeApi(kubeconfig.text, { kubeconfigDir: path.dirname(path.resolve(kubeconfig.file)) });
     try {
       const by = `${os.userInfo().username}@${os.hostname()}`;
       const asked = await kube.requestStop(cluster, by).catch((err: Error) => {
-        throw new CliError(cliMsg.stopFailed(cluster, err.message));
+        throw new CliError(printable(cliMsg.stopFailed(cluster, err.message)));
       });
       if (!asked) {
         process.stdout.write(`${cliMsg.stopNothingRunning(cluster)}\n`);
         return 0;
       }
-      process.stdout.write(`${cliMsg.stopAsked(cluster, asked.holder)}\n`);
+      process.stdout.write(`${printable(cliMsg.stopAsked(cluster, asked.holder))}\n`);
       if (values["no-wait"]) return 0;
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const running = await kube.runningRollout(cluster).catch(() => asked);
         if (!running || running.holder !== asked.holder) break;
-        if (Date.now() >= deadline) throw new CliError(cliMsg.stopStillRunning(cluster, asked.holder, timeoutMs));
+        if (Date.now() >= deadline) throw new CliError(printable(cliMsg.stopStillRunning(cluster, asked.holder, timeoutMs)));
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
       const mirrored = await readMirroredStatus(core, cluster).catch(() => undefined);
-      process.stdout.write(`${cliMsg.stopped(cluster, mirrored?.status.error || mirrored?.status.step || "")}\n`);
+      process.stdout.write(`${printable(cliMsg.stopped(cluster, mirrored?.status.error || mirrored?.status.step || ""))}\n`);
       return 0;
     } finally {
       await kube.close();

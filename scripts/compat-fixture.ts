@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { packageRoot } from "../provider/package";
-import { stopAllFixtures } from "../tests/support/fixtures";
+import { stopFileFixtures, stopRunFixtures } from "../tests/support/fixtures";
 import { pulumiEnv } from "../tests/support/pulumi";
 import { COMPAT_SIM, configure, createUserProject, mapSecrets, mustRun, npmPack, PROGRAM, SECRET_PLACEHOLDERS, userStack } from "../tests/support/userProject";
 
@@ -54,7 +54,8 @@ async function main(commit: string): Promise<void> {
       mustRun(process.execPath, [cli, "sim", "down", "--dir", simDir], project);
     }
   } finally {
-    await stopAllFixtures();
+    await stopFileFixtures();
+    await stopRunFixtures();
     fs.rmSync(work, { recursive: true, force: true });
   }
 }

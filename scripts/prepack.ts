@@ -28,7 +28,7 @@ for (const top of SHIPPED) {
 if (problems.length > 0) {
   // `npm pack --dry-run` only lists what would be packed: it warns; a real pack or publish stops.
   const dryRun = process.env.npm_config_dry_run === "true";
-  process.stderr.write(`prepack: ${dryRun ? "warning: " : ""}dist/ is not the build of the sources; run 'npm run build' (it rebuilds dist/ from scratch):\n` +
+  process.stderr.write(`prepack: ${dryRun ? "warning: " : ""}dist/ is not the build of the sources; run 'npm run build':\n` +
     problems.slice(0, 20).map((p) => `  ${p}\n`).join("") + (problems.length > 20 ? `  ... and ${problems.length - 20} more\n` : ""));
   if (!dryRun) process.exit(1);
 }

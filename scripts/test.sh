@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: unit (pure), integration (real control plane + sim), e2e (real pulumi CLI).
-# Pass a glob to run a subset, e.g. `bash scripts/with-tools.sh --build bash scripts/test.sh 'dist/tests/unit/**/*.test.js'`.
+# Pass globs to run a subset in one process, e.g.
+#   bash scripts/with-tools.sh --build bash scripts/test.sh 'dist/tests/unit/**/*.test.js'
+# or `--half a` / `--half b` for one half of the full run.
+#
+# The full run is two halves run at once, each a mocha process with its own control planes and sims, files in a fixed
+# (sorted) order: most of the suite's time is spent waiting on reboots, Job controllers and the Pulumi engine, not on
+# the CPU, so the halves overlap well even on 2 cores. Each half's log is printed whole when it ends (live in
+# $TALOS_GATE_TEST_LOGS, default a temp dir), then one table of every file's wall time and one closing line.
 # Strict: `.only` and pending tests fail the run, as does a run without tests; the full run also fails when a test
 # file listed in tests/expected-tests.txt was not compiled (or a test file is not listed there).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-if [ $# -eq 0 ]; then
+if [ $# -eq 0 ] || [ "$1" = "--half" ]; then
   expected="tests/expected-tests.txt"
   missing=()
   while IFS= read -r f; do
@@ -23,9 +30,51 @@ if [ $# -eq 0 ]; then
     echo "test.sh: FAILED: the suite does not match $expected (${#missing[@]} missing, ${#unlisted[@]} unlisted)" >&2
     exit 1
   fi
-  set -- 'dist/tests/unit/**/*.test.js' 'dist/tests/integration/**/*.test.js' 'dist/tests/e2e/**/*.test.js'
 fi
+
+# The halves of the full run, balanced by their wall time in the per-file table: half "a" is the Pulumi e2e files and
+# the rollout's condition gates; half "b" is every other test file (a new file lands there unless it is listed here).
+HALF_a=(dist/tests/e2e/*.test.js dist/tests/integration/rollout/gates.test.js)
+HALF_b=()
+while IFS= read -r f; do
+  case " ${HALF_a[*]} " in *" $f "*) ;; *) HALF_b+=("$f");; esac
+done < <(find dist/tests -name '*.test.js' | sort)
+
+mocha() {
+  node node_modules/mocha/bin/mocha.js --require dist/tests/support/hooks.js --reporter dist/tests/support/reporter.js \
+    --forbid-only --forbid-pending --fail-zero --timeout 120000 --exit "$@"
+}
+
 start=$(date +%s)
-node node_modules/mocha/bin/mocha.js --require dist/tests/support/hooks.js --reporter dist/tests/support/reporter.js \
-  --forbid-only --forbid-pending --fail-zero --timeout 120000 --exit "$@"
+if [ $# -gt 0 ] && [ "$1" != "--half" ]; then
+  rc=0; mocha "$@" || rc=$?
+  echo "test time: $(( $(date +%s) - start ))s"
+  exit $rc
+fi
+
+halves=(a b)
+if [ "${1:-}" = "--half" ]; then
+  [ -n "${2:-}" ] && declare -p "HALF_$2" >/dev/null 2>&1 || { echo "test.sh: --half takes one of: ${halves[*]}" >&2; exit 2; }
+  halves=("$2")
+fi
+logs="${TALOS_GATE_TEST_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/talos-gate-test.XXXXXX")}"
+mkdir -p "$logs"
+echo "test.sh: running ${#halves[@]} half/halves at once (${halves[*]}); live logs in $logs"
+declare -A pids
+for h in "${halves[@]}"; do
+  globs="HALF_$h[@]"
+  rm -f "$logs/$h.json"
+  TALOS_GATE_TEST_SUMMARY="$logs/$h.json" mocha --sort "${!globs}" >"$logs/$h.log" 2>&1 &
+  pids[$h]=$!
+done
+summaries=()
+for h in "${halves[@]}"; do
+  rc=0; wait "${pids[$h]}" || rc=$?
+  echo; echo "==================== $h half (exit $rc) ===================="
+  cat "$logs/$h.log"
+  summaries+=("$h=$logs/$h.json")
+done
+echo; echo "==================== whole run ===================="
+rc=0; node dist/tests/support/summary.js "${summaries[@]}" || rc=$?
 echo "test time: $(( $(date +%s) - start ))s"
+exit $rc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a command with the project's toolchain first on PATH: bootstraps .tools/bin (quietly when warm),
-# optionally compiles the TypeScript (--build), then execs the command.
+# optionally compiles the TypeScript incrementally (--build: scripts/build.ts), then execs the command.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build=0
@@ -12,7 +12,7 @@ TOOLCHAIN_QUIET="${TOOLCHAIN_QUIET:-}" bash "$ROOT/scripts/toolchain.sh"
 export PATH="$ROOT/.tools/bin:$ROOT/node_modules/.bin:$PATH"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 if [ "$build" = 1 ]; then
-  (cd "$ROOT" && rm -rf dist && node node_modules/typescript/bin/tsc -p tsconfig.json)
+  (cd "$ROOT" && node -r ts-node/register/transpile-only scripts/build.ts)
 fi
 cd "$ROOT"
 exec "$@"

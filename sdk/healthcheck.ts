@@ -87,7 +87,12 @@ export class Healthcheck extends pulumi.dynamic.Resource {
       namespace: undefined,
       configHash: undefined,
       composedJob: undefined,
-    }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
+    }, {
+      ...opts,
+      // The host re-marks only outputs named like a secret input: `composedJob` holds the job's text, so it is secret
+      // whenever the job may be (an Output can carry a secret, and whether it does is known only later).
+      additionalSecretOutputs: ["kubeconfig", ...(pulumi.Output.isInstance(args.job) ? ["composedJob"] : []), ...(opts?.additionalSecretOutputs ?? [])],
+    },
     "talos-gate", "Healthcheck");
     const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
     this.plannedId = pulumi.all([clusterName, args.name, args.idOverride])

@@ -56,6 +56,11 @@ export interface TalosUpgradeArgs {
   installerImage?: pulumi.Input<string>;
   /** Image Factory schematic id; the installer becomes `factory.talos.dev/metal-installer/<schematic>:<version>`. */
   schematic?: pulumi.Input<string>;
+  /**
+   * Image Factory host of the installer images derived from schematics, e.g. a private `factory.example.com`; default:
+   * each node's own, taken from its machine config's `machine.install.image`, else factory.talos.dev.
+   */
+  imageFactoryHost?: pulumi.Input<string>;
   /** Checks that must all pass before each next node (or batch) goes down. */
   healthchecks?: Healthcheck[];
   strategy?: pulumi.Input<UpgradeStrategyArgs>;
@@ -154,6 +159,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       version: args.version,
       installerImage: args.installerImage,
       schematic: args.schematic,
+      imageFactoryHost: args.imageFactoryHost,
       healthchecks: checks,
       strategy: args.strategy,
       holdTimeout: args.holdTimeout ?? "60m",

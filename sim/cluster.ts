@@ -5,6 +5,7 @@
 // it Ready with the new osImage — or, with the kubelet knobs, the Node stays Ready on its old osImage through a fast
 // reboot and the kubelet reports late. With `apiBehindControlPlane` the user's kubeconfig reaches the API server only
 // while that control plane is up (sim/apiproxy.ts).
+import { writePrivateFile } from "./files";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -34,12 +35,17 @@ export interface SimClusterOptions {
    * Kubelet knobs (sim/kube/README.md): unpullable images and back-offs of the emulator, and the timing of its Node
    * reports (staleWhileDown, reportDelayMs; also changeable later through `SimCluster.kubelet`).
    */
+  kubelet?: Pick<KubeSimOptions, "unpullableImages" | "imagePullBackoffMs" | "containerRestartBackoffMs"> & Partial<KubeletKnobs>;
+  /**
+   * A fresh control plane started beforehand (e.g. while a previous test ran), used instead of starting one; the sim
+   * owns it from then on and stops it with itself.
+   */
+  controlPlane?: Promise<ControlPlane>;
   /**
    * The kubeconfig's API server is behind this control plane (true: the first one): unreachable while that node is
    * down, as on a real cluster whose kubeconfig names one control plane (`sim up` does this; sim/apiproxy.ts).
    */
   apiBehindControlPlane?: boolean | string;
-  kubelet?: Pick<KubeSimOptions, "unpullableImages" | "imagePullBackoffMs" | "containerRestartBackoffMs"> & Partial<KubeletKnobs>;
 }
 
 export interface SimMachine {
@@ -84,8 +90,10 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     if (ownsDir) fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const controlPlane = await startControlPlane({ dir: path.join(dir, "control-plane") });
-    stoppers.push(() => controlPlane.stop());
+    const started = opts.controlPlane;
+    if (started) stoppers.push(async () => (await started).stop());
+    const controlPlane = await (started ?? startControlPlane({ dir: path.join(dir, "control-plane") }));
+    if (!started) stoppers.push(() => controlPlane.stop());
     const specs = generateNodes(controlPlanes + workers, controlPlanes, version).map((s) => ({ ...s, ...opts.nodes?.[s.name] }));
     const talos = await TalosNodeSim.start({
       nodes: specs,
@@ -125,7 +133,7 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     const kubeconfig = controlPlane.kubeconfig.replace(controlPlane.server, server);
     const kubeconfigPath = path.join(dir, "kubeconfig");
     const talosconfigPath = path.join(dir, "talosconfig");
-    fs.writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+    writePrivateFile(kubeconfigPath, kubeconfig);
     talos.writeTalosconfig(talosconfigPath);
     return {
       dir, kubeconfigPath, talosconfigPath,

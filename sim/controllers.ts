@@ -8,6 +8,7 @@
 // talks to the API server as its own service account (--use-service-account-credentials), as on a kubeadm cluster.
 // Not run: nodelifecycle (see sim/kube/README.md), and everything with no role in the sim (endpoints, volumes,
 // certificates, cloud, ...).
+import { writePrivateFile } from "./files";
 import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -47,10 +48,10 @@ export interface Components {
 
 function writeKubeconfig(file: string, server: string, pki: KubePki, user: string, cert: string, key: string): void {
   const b64 = (f: string) => fs.readFileSync(f).toString("base64");
-  fs.writeFileSync(file, kubeconfigYaml({
+  writePrivateFile(file, kubeconfigYaml({
     server, caData: b64(pki.caCert), user,
     credentials: { clientCertificateData: b64(cert), clientKeyData: b64(key) },
-  }), { mode: 0o600 });
+  }));
 }
 
 /** Starts both next to a running kube-apiserver and waits for their /healthz. */

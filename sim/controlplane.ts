@@ -2,6 +2,7 @@
 // kube-scheduler from .tools/bin on loopback, generated certificates (one identity per component), an admin
 // kubeconfig, RBAC authorization with the ServiceAccount admission plugin and the garbage collector on, free ports,
 // etcd data on tmpfs when there is one. Only the kubelet is emulated (sim/kube).
+import { writePrivateFile } from "./files";
 import { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -121,7 +122,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     server, caData, user: "admin", credentials: { clientCertificateData: b64(pki.adminCert), clientKeyData: b64(pki.adminKey) },
   });
   const kubeconfigPath = path.join(dir, "kubeconfig");
-  fs.writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+  writePrivateFile(kubeconfigPath, kubeconfig);
   let stopped = false;
   return {
     server,

@@ -4,11 +4,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseSimArgs, SimState, stateFile } from "./state";
 import { startSimCluster } from "./cluster";
+import { startControlServer } from "./control";
 
 async function main(): Promise<void> {
   const opts = parseSimArgs(process.argv.slice(2));
   // As on a real cluster, the kubeconfig's API server is away while its control plane reboots.
   const cluster = await startSimCluster({ ...opts, apiBehindControlPlane: true });
+  const control = await startControlServer(cluster.talos);
   const state: SimState = {
     pid: process.pid,
     dir: opts.dir,
@@ -21,12 +23,15 @@ async function main(): Promise<void> {
     bootSeconds: opts.bootSeconds,
     pullMs: opts.pullMs,
     installMs: opts.installMs,
+    control: { url: control.url, token: control.token },
   };
-  fs.writeFileSync(stateFile(opts.dir), JSON.stringify(state, null, 2) + "\n");
+  // 0600: the control token lets whoever reads it set faults
+  fs.writeFileSync(stateFile(opts.dir), JSON.stringify(state, null, 2) + "\n", { mode: 0o600 });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    await control.close();
     await cluster.stop();
     for (const f of ["kubeconfig", "talosconfig", "state.json"]) fs.rmSync(path.join(opts.dir, f), { force: true });
     process.exit(0);

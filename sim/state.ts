@@ -1,4 +1,5 @@
 // Options and the state file of a background simulated cluster (`talos-gate sim`).
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -30,6 +31,8 @@ export interface SimState {
   bootSeconds: number;
   pullMs: number;
   installMs: number;
+  /** The daemon's control endpoint (`sim fault`, `sim recover`); absent in a sim started by an earlier release. */
+  control?: { url: string; token: string };
 }
 
 export const stateFile = (dir: string) => path.join(dir, "state.json");
@@ -71,7 +74,27 @@ export function parseSimArgs(argv: string[]): SimOptions {
   return o;
 }
 
-/** The state of the sim running in `dir`, or undefined when none runs (a stale state file is removed). */
+/**
+ * Whether `pid` is a sim daemon (`node …/sim/daemon.js`): a state file outlives its daemon, and its pid can be reused
+ * by any process, which `sim down` must never signal. Read from /proc where there is one, else from `ps`.
+ */
+export function isSimDaemon(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  let cmdline: string;
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+  } catch {
+    const r = spawnSync("ps", ["-o", "command=", "-p", String(pid)], { encoding: "utf8", timeout: 5000 });
+    if (r.status !== 0) return false;
+    cmdline = r.stdout;
+  }
+  return /(^|[\s/])sim[/\\]daemon\.(js|ts)(\s|$)/.test(cmdline);
+}
+
+/**
+ * The state of the sim running in `dir`, or undefined when none runs: a state file whose pid is gone, or is now
+ * another program, is stale and removed.
+ */
 export function readRunning(dir: string): SimState | undefined {
   let state: SimState;
   try {
@@ -81,9 +104,10 @@ export function readRunning(dir: string): SimState | undefined {
   }
   try {
     process.kill(state.pid, 0);
-    return state;
+    if (isSimDaemon(state.pid)) return state;
   } catch {
-    fs.rmSync(stateFile(dir), { force: true });
-    return undefined;
+    // gone
   }
+  fs.rmSync(stateFile(dir), { force: true });
+  return undefined;
 }

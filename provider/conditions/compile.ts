@@ -7,11 +7,12 @@
 // not string). What only the run can tell (the objects' shapes): a missing field (held, naming the field and object), a
 // field of the wrong type (held with the evaluation error), and a `dyn` expression that turns out not to be a bool.
 import { Environment } from "@marcbachmann/cel-js";
+import { comprehensionNesting, MAX_NESTING } from "./cost";
 import * as M from "./messages";
 import { ConditionSpec, FieldFailure, isNamed, parseConditionSpec } from "./spec";
 
 /** One entry point of evaluation: the parsed, type-checked program. */
-export type Program = ((context: Record<string, unknown>) => unknown) & { check(): { valid: boolean; type?: string } };
+export type Program = ((context: Record<string, unknown>) => unknown) & { check(): { valid: boolean; type?: string }; ast?: unknown };
 
 export interface CompiledCondition {
   spec: ConditionSpec;
@@ -19,6 +20,8 @@ export interface CompiledCondition {
   variable: "object" | "objects";
   expression: Program;
   message?: Program;
+  /** The deepest nesting of comprehensions in the expression or message (cost.ts): it caps the selection's size. */
+  nesting: number;
 }
 
 // Structural limits bound the work of one evaluation on user input (parse time).
@@ -70,6 +73,11 @@ function compileOne(
     }
     return undefined;
   }
+  const nesting = comprehensionNesting(program.ast);
+  if (nesting > MAX_NESTING) {
+    failures.push({ field, message: M.celTooNested(nesting, MAX_NESTING) });
+    return undefined;
+  }
   const type = checked.type ?? "dyn";
   if (type !== want && type !== "dyn") {
     failures.push({ field, message: want === "bool" ? M.celNotBool(type) : M.celNotString(type) });
@@ -98,5 +106,6 @@ export function compileCondition(input: unknown, prefix = ""): { compiled: Compi
     failures.push({ field: join(prefix, "allowEmpty"), message: M.allowEmptyNamed() });
   }
   if (!expression || failures.length > 0) return { failures };
-  return { compiled: { spec, variable, expression, ...(message ? { message } : {}) }, failures: [] };
+  const nesting = Math.max(comprehensionNesting(expression.ast), message ? comprehensionNesting(message.ast) : 0);
+  return { compiled: { spec, variable, expression, ...(message ? { message } : {}), nesting }, failures: [] };
 }

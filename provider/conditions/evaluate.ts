@@ -2,6 +2,7 @@
 // missing field, an empty selection, a non-bool result and an evaluation error each hold the gate with their own
 // explicit reason; only `true` opens it. PURE.
 import type { CompiledCondition, Program } from "./compile";
+import { maxSelection } from "./cost";
 import * as M from "./messages";
 import { describeTarget, isNamed } from "./spec";
 
@@ -16,7 +17,9 @@ export type HoldCause =
   /** The selector matches nothing (and allowEmpty is not set). */
   | "empty"
   /** The expression returned a non-bool, or failed otherwise (wrong field type, division by zero, ...). */
-  | "error";
+  | "error"
+  /** The selection is larger than the expression's nesting allows, or the evaluation ran past its budget. */
+  | "cost";
 
 export type ConditionVerdict = { state: "passed" } | { state: "held"; cause: HoldCause; reason: string };
 
@@ -117,6 +120,8 @@ export function evaluateCondition(c: CompiledCondition, objects: readonly KubeOb
   if (!isNamed(t) && objects.length === 0 && !c.spec.allowEmpty) {
     return { state: "held", cause: "empty", reason: M.noObjectsMatch(describeTarget(t)) };
   }
+  const max = maxSelection(c.nesting);
+  if (objects.length > max) return { state: "held", cause: "cost", reason: M.selectionTooLarge(objects.length, max, c.nesting) };
   const ctx = c.variable === "object" ? { object: toCel(objects[0]) } : { objects: objects.map(toCel) };
   const r = run(c.expression, ctx);
   if ("error" in r) {

@@ -33,6 +33,9 @@ export const celSyntax = (detail: string) => `is not a valid CEL expression: ${d
 export const celType = (detail: string) => `does not type-check: ${detail}`;
 export const celWrongVariable = (used: string, has: string, why: string) =>
   `uses \`${used}\`, but this condition ${why}, so its variable is \`${has}\``;
+export const celTooNested = (depth: number, max: number) =>
+  `nests ${depth} comprehensions (all/exists/exists_one/map/filter) inside one another; at most ${max} are allowed, ` +
+  "since each level multiplies the work per watch event by the list's size: compute an inner result once instead";
 export const celNotBool = (type: string) => `must evaluate to a bool (true opens the gate), but its type is ${type}`;
 export const allowEmptyNamed = () =>
   "applies to a target.labelSelector only; a named object that is missing always holds the gate";
@@ -46,6 +49,14 @@ export const noObjectsMatch = (ref: string) =>
 export const expressionFalse = (expression: string) => `expression is false: ${expression}`;
 export const expressionNotBool = (type: string, value: string) =>
   `expression returned ${type} ${value}, not a bool; fix the expression so it returns true or false`;
+export const selectionTooLarge = (count: number, max: number, nesting: number) =>
+  `the selection holds ${count} objects, more than the ${max} a condition whose comprehensions nest ${nesting} deep may ` +
+  "evaluate; narrow target.labelSelector or set target.namespace";
+export const evaluationOverBudget = (ms: number, count: number) =>
+  `expression did not finish within ${ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000}s` : `${ms} ms`} over ${count} ` +
+  `object${count === 1 ? "" : "s"} and was stopped; simplify it (fewer nested comprehensions, no backtracking ` +
+  "regular expressions) or narrow the target";
+export const evaluationCrashed = (detail: string) => `expression could not be evaluated: ${detail}`;
 export const evaluationFailed = (detail: string) => `expression failed: ${detail}`;
 export const messageFailed = (reason: string, detail: string) => `${reason} (message expression failed: ${detail})`;
 export const kindNotServed = (apiVersion: string, kind: string) =>

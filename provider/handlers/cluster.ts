@@ -11,8 +11,11 @@ import type { KindHandler } from "./registry";
 
 const CLUSTER_TIMEOUT_MS = 30_000;
 
-function kubeApi(kubeconfig: string, urn?: string) {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, { log: (line) => warn(urn, line) });
+/** The port; with `cluster`, its sweep takes only that cluster's runner Jobs and pods. */
+function kubeApi(kubeconfig: string, urn?: string, cluster?: string) {
+  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, {
+    log: (line) => warn(urn, line), ...(cluster ? { runnerScope: { cluster } } : {}),
+  });
 }
 
 async function observe(spec: ClusterSpec): Promise<Props> {
@@ -42,7 +45,7 @@ async function apply(spec: ClusterSpec, previous: readonly ManifestEntry[] = [])
   if (manifests.length === 0) return;
   const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
   try {
-    const r = await kube.applyManifests(manifests, { cluster: spec.clusterName });
+    const r = await kube.applyManifests(manifests, { cluster: spec.clusterName, ...(spec.resourceUrn ? { owner: spec.resourceUrn } : {}) });
     if (r.applied.length + r.pruned.length > 0) {
       progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.manifestsApplied(r.applied.length, r.skipped.length, r.pruned.length)}`);
     }
@@ -91,13 +94,13 @@ export const clusterHandler: KindHandler = {
   },
   async delete(_id, props) {
     const spec = parseCluster(props);
-    const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
+    const kube = kubeApi(spec.kubeconfig, spec.resourceUrn, spec.clusterName);
     try {
       await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", async () => {
         const swept = await kube.sweepRunners();
         if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
         const full = removedFull(spec.manifests, []);
-        if (full.length) await kube.applyManifests(full, { cluster: spec.clusterName });
+        if (full.length) await kube.applyManifests(full, { cluster: spec.clusterName, ...(spec.resourceUrn ? { owner: spec.resourceUrn } : {}) });
       });
     } catch (err) {
       warn(spec.resourceUrn, msg.deleteUnreachable("Cluster", spec.clusterName, errorText(err)));

@@ -10,16 +10,15 @@
 //   The CLI also held the read ends of our stdout and stderr: every write now fails with EPIPE, and the host's own
 //   uncaught-exception handler, which prints to stderr, would then spin on its own failure at full CPU for ever (seen:
 //   orphans at 100% CPU minutes later). A broken pipe is therefore handled here, and taken as the engine being gone.
+//   The probe rule and the broken pipe are engineWatch.ts, shared with this checkout's language host. The parent is
+//   not watched here: the CLI starts the provider through a shell script that does not exec node, so our parent is
+//   that shell, which outlives the CLI.
 // Outside the host (tests, the CLI) none of this is installed.
 import * as http2 from "node:http2";
-import * as net from "node:net";
+import { isAddress, onBrokenPipe, watchAddress } from "./engineWatch";
 import * as msg from "./messages";
 
 const CANCEL_PATH = "/pulumirpc.ResourceProvider/Cancel";
-/** How often the engine's address is probed, and how many refusals in a row mean it is gone. */
-const PROBE_EVERY_MS = 2_000;
-const PROBE_TIMEOUT_MS = 2_000;
-const GONE_AFTER_FAILURES = 2;
 
 const cancel = new AbortController();
 let installed = false;
@@ -31,7 +30,7 @@ export function engineAddress(): string | undefined {
   const main = require.main?.filename ?? "";
   if (!/[\\/]cmd[\\/]dynamic-provider[\\/]index\.js$/.test(main)) return undefined;
   const last = process.argv[process.argv.length - 1] ?? "";
-  return /^[\w.\-[\]:]+:\d+$/.test(last) ? last : undefined;
+  return isAddress(last) ? last : undefined;
 }
 
 /**
@@ -61,12 +60,8 @@ function install(): void {
   const address = engineAddress();
   if (!address) return;
   observeCancelRequests(() => cancel.abort(new Error(msg.engineCancelled)));
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EPIPE") engineIsGone();
-    });
-  }
-  watchEngine(address);
+  onBrokenPipe([process.stdout, process.stderr], engineIsGone);
+  watchAddress(address, engineIsGone);
 }
 
 function engineIsGone(): void {
@@ -86,35 +81,6 @@ export function observeCancelRequests(onCancel: () => void): void {
       return emit.call(this, event, ...args);
     };
   }
-}
-
-function watchEngine(address: string): void {
-  const sep = address.lastIndexOf(":");
-  const host = address.slice(0, sep).replace(/^\[|\]$/g, "");
-  const port = Number(address.slice(sep + 1));
-  let failures = 0;
-  const timer = setInterval(() => {
-    probe(host, port).then((up) => {
-      failures = up ? 0 : failures + 1;
-      if (failures < GONE_AFTER_FAILURES) return;
-      clearInterval(timer);
-      engineIsGone();
-    }, () => undefined);
-  }, PROBE_EVERY_MS);
-  timer.unref();
-}
-
-function probe(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    const done = (up: boolean) => {
-      socket.destroy();
-      resolve(up);
-    };
-    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(true)); // slow is not gone: only a refusal is
-    socket.once("connect", () => done(true));
-    socket.once("error", (err: NodeJS.ErrnoException) => done(err.code !== "ECONNREFUSED"));
-  });
 }
 
 function exitIfOrphaned(): void {

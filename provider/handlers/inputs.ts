@@ -1,7 +1,7 @@
 // Pure validation of resource inputs for `check`: every failure names its property, so `pulumi preview` shows it.
 import { parse as parseYaml } from "yaml";
 import { parseTalosconfig } from "../talos/talosconfig";
-import { parseDuration } from "../template/duration";
+import { MAX_TIMER_MS, MAX_TIMER_TEXT, parseDuration } from "../template/duration";
 import { dnsLabelErrors } from "../template/formats";
 import { CheckFailure, UNKNOWN } from "./common";
 import * as msg from "./messages";
@@ -122,6 +122,10 @@ export function checkDuration(field: string, v: unknown, out: CheckFailure[], mi
     const ms = parseDuration(v);
     if (min && ms < min.ms) {
       out.push({ property: field, reason: msg.durationTooShort(field, min.text) });
+      return undefined;
+    }
+    if (ms > MAX_TIMER_MS) {
+      out.push({ property: field, reason: msg.durationTooLong(field, v, MAX_TIMER_TEXT) });
       return undefined;
     }
     return ms;

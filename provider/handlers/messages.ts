@@ -18,6 +18,8 @@ export const machineNotANode = (name: string, known: readonly string[]) =>
 export const versionInvalid = (v: unknown) => `version must be a Talos version like "v1.13.2", got ${JSON.stringify(v)}`;
 export const durationInvalid = (field: string, v: unknown, reason: string) => `${field} ${JSON.stringify(v)} is invalid: ${reason}`;
 export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
+export const durationTooLong = (field: string, value: string, max: string) =>
+  `${field} ${JSON.stringify(value)} is longer than a timer can wait (2^31 ms, about 24 days); use at most "${max}"`;
 export const strategyInvalid = (reason: string) => `strategy ${reason}`;
 export const healthchecksInvalid = (i: number) =>
   `healthchecks[${i}] must be a talos-gate Healthcheck (its gateCheck: cluster, name or idOverride, job or file, interval)`;
@@ -25,6 +27,10 @@ export const healthcheckInvalidInputs = (i: number) =>
   `healthchecks[${i}] cannot gate the upgrade: that Healthcheck's inputs are invalid (its own error says which field)`;
 export const imageInvalid = (reason: string) => `installerImage: ${reason}`;
 
+export const mirrorIgnored = (cluster: string, version: string, writer: string) =>
+  `cluster ${cluster}: the status ConfigMap kube-system/talos-gate-status-${cluster} says the cluster last converged to ` +
+  `${version}, but it was written by ${writer ? `"${writer}"` : "someone else"}, not this resource; ignored (only this ` +
+  "resource's own state and the versions the live nodes run decide a revert). Check who writes that ConfigMap";
 export const planUnavailable = (reason: string) => `(plan computed at apply time: ${reason})`;
 /** "installer factory.talos.dev/aws-installer/<schematic>:v1.13.2: w-2, w-3" (no names: every node). */
 export const planImage = (image: string, nodes: readonly string[]) => {
@@ -60,8 +66,9 @@ export const conditionKindWarning = (id: string, reason: string) =>
 export const conditionTargetRejected = (id: string, reason: string) => `condition "${id}": ${reason}`;
 export const conditionsInvalid = (i: number) =>
   `conditions[${i}] must be a talos-gate Condition (its conditionId, target and expression)`;
+/** Names only the type it got: the value can hold a Job manifest with credentials in it. */
 export const hooksInvalid = (got: unknown) =>
-  `hooks must be { beforeNode?: hook, afterNode?: hook }, got ${JSON.stringify(got)}`;
+  `hooks must be { beforeNode?: hook, afterNode?: hook }, got ${Array.isArray(got) ? "a list" : got === null ? "null" : `a ${typeof got}`}`;
 export const hooksUnknownKey = (key: string) => `hooks: unknown field "${key}"; hooks has beforeNode and afterNode`;
 export const planSoak = (ms: number) =>
   `soak: after each node is back and Ready, at least ${formatMs(ms)} with every gate passing before the next one`;

@@ -5,7 +5,7 @@
 // status — a credentials-only change just stores the new credentials; a bounded or cancelled run ends with partial
 // state so the next `pulumi up` resumes; read recomputes the status from the live cluster; delete never downgrades.
 import * as os from "node:os";
-import type { KubeClient } from "../kube";
+import type { KubeClient, MirroredStatus } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
@@ -28,12 +28,37 @@ import {
 } from "./talosUpgradeSpec";
 
 /** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
-const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "healthchecks", "strategy", "holdTimeout",
+const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "imageFactoryHost", "healthchecks", "strategy", "holdTimeout",
   "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
-function kubeApi(kubeconfig: string, urn?: string): KubeClient {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, { log: (line) => warn(urn, line) });
+/** The port; with `holder`, a rollout's: it stamps the status mirror, and its runner Jobs carry the cluster and owner. */
+function kubeApi(kubeconfig: string, urn?: string, run?: { cluster: string; holder?: string }): KubeClient {
+  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, {
+    log: (line) => warn(urn, line),
+    ...(run ? { runnerScope: { cluster: run.cluster, ...(run.holder ? { owner: run.holder } : {}) } } : {}),
+    ...(run?.holder ? { statusWriter: run.holder } : {}),
+  });
+}
+
+/**
+ * The version the cluster last converged to, as far as a revert may be decided on it: this resource's own state only
+ * (the run adds what the live nodes all run). The status ConfigMap is display only — anyone who may write ConfigMaps
+ * in kube-system could otherwise turn an upgrade into an ungated revert. The preview plan (display) takes it when this
+ * resource wrote it (check has no state); one that claims another version and was written by someone else is named in
+ * a warning, then ignored.
+ */
+function trustedLastVersion(
+  spec: TalosUpgradeSpec, id: string, previous: Props | undefined, mirrored: MirroredStatus | undefined, use: "run" | "display",
+): string | undefined {
+  const own: string | undefined = previous?.status?.lastUpgradeVersion || undefined;
+  const claimed = (mirrored?.status as Partial<UpgradeStatus> | undefined)?.lastUpgradeVersion;
+  if (typeof claimed !== "string" || claimed === "" || sameVersion(claimed, own ?? "")) return own;
+  if (mirrored!.writtenBy !== holderOf(spec, id)) {
+    warn(spec.urn, msg.mirrorIgnored(spec.clusterName, claimed, mirrored!.writtenBy));
+    return own;
+  }
+  return use === "display" ? own ?? claimed : own;
 }
 
 function talosApi(talosconfig: string) {
@@ -56,9 +81,9 @@ function outputStatus(s: UpgradeStatus): Props {
   };
 }
 
-async function previewPlan(news: Props): Promise<string[]> {
+async function previewPlan(news: Props, olds: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
+  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.imageFactoryHost, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
     return [msg.planUnknownInputs];
   }
   const spec = parseTalosUpgrade(news);
@@ -66,14 +91,14 @@ async function previewPlan(news: Props): Promise<string[]> {
   try {
     return await withTimeout(PREVIEW_TIMEOUT_MS, "the Kubernetes API", async () => {
       const scope = withMachineOverrides(kube, spec.machines);
-      const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatus(spec.clusterName)]);
+      const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatusRecord(spec.clusterName)]);
       const plan = planRollout({
         machines, targetVersion: spec.version, strategy: spec.strategy,
         healthchecks: [
           ...(news.healthcheckIds ?? spec.healthchecks.map((h) => h.id)),
           ...(news.conditionIds ?? spec.gates.conditions.map((c) => c.id)),
         ],
-        lastUpgradeVersion: (mirrored as UpgradeStatus | undefined)?.lastUpgradeVersion || undefined,
+        lastUpgradeVersion: trustedLastVersion(spec, spec.clusterName, olds, mirrored, "display"),
       });
       const byName = new Map(machines.map((m) => [m.name, m]));
       const pending = plan.waves.flatMap((w) => w.machines.map((pm) => byName.get(pm.name)!));
@@ -125,7 +150,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
 async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previous?: Props): Promise<Props> {
-  const kube = kubeApi(spec.kubeconfig, spec.urn);
+  const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
@@ -143,7 +168,7 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
   process.on("SIGTERM", onSignal);
   let last: UpgradeStatus | undefined;
   try {
-    const mirrored = (await kube.readStatus(spec.clusterName).catch(() => undefined)) as UpgradeStatus | undefined;
+    const mirrored = await kube.readStatusRecord(spec.clusterName).catch(() => undefined);
     const status = await withBoundedHeap(() => runRollout(withMachineOverrides(kube, spec.machines), talos, {
       cluster: spec.clusterName,
       holder: holderOf(spec, id),
@@ -151,7 +176,7 @@ async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previo
       installerImage: imageFor(talos, spec),
       healthchecks: spec.healthchecks,
       strategy: spec.strategy,
-      lastUpgradeVersion: previous?.status?.lastUpgradeVersion || mirrored?.lastUpgradeVersion || undefined,
+      lastUpgradeVersion: trustedLastVersion(spec, id, previous, mirrored, "run"),
       holdTimeoutMs: spec.holdTimeoutMs,
       nodeTimeoutMs: spec.nodeTimeoutMs,
       readyPollMs: 500,
@@ -223,17 +248,18 @@ function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUp
 }
 
 export const talosUpgradeHandler: KindHandler = {
-  async check(_olds, news) {
+  async check(olds, news) {
     const failures: CheckFailure[] = [];
     checkClusterName("clusterName", news.clusterName, failures);
     if (news.version !== UNKNOWN && (typeof news.version !== "string" || !isValidVersion(news.version))) {
       failures.push({ property: "version", reason: msg.versionInvalid(news.version) });
     }
-    if (!hasUnknown([news.version, news.installerImage, news.schematic]) && failures.length === 0) {
+    if (!hasUnknown([news.version, news.installerImage, news.schematic, news.imageFactoryHost]) && failures.length === 0) {
       try {
         target(news as Parameters<typeof target>[0]);
       } catch (err) {
-        failures.push({ property: news.installerImage ? "installerImage" : "schematic", reason: msg.imageInvalid(errorText(err)) });
+        const property = news.installerImage ? "installerImage" : news.imageFactoryHost && /Image Factory host/.test(errorText(err)) ? "imageFactoryHost" : "schematic";
+        failures.push({ property, reason: msg.imageInvalid(errorText(err)) });
       }
     }
     checkDuration("holdTimeout", news.holdTimeout, failures, { ms: 1000, text: "1s" });
@@ -269,7 +295,7 @@ export const talosUpgradeHandler: KindHandler = {
     }
     failures.push(...parseGateInputs(news).failures);
     if (failures.length) return { failures };
-    return { inputs: { ...news, plan: await previewPlan(news) } };
+    return { inputs: { ...news, plan: await previewPlan(news, olds) } };
   },
   async diff(_id, olds, news) {
     if (hasUnknown(ROLLOUT_INPUTS.map((k) => news[k]))) return { changes: true };
@@ -310,7 +336,8 @@ export const talosUpgradeHandler: KindHandler = {
   },
   async delete(_id, props) {
     const spec = parseTalosUpgrade(props);
-    const kube = kubeApi(spec.kubeconfig, spec.urn);
+    // This upgrade's runner Jobs: its cluster, and its owner when that is stable across processes (spec.owner).
+    const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, ...(spec.owner ? { holder: holderOf(spec, _id) } : {}) });
     try {
       const swept = await withTimeout(30_000, "the Kubernetes API", () => kube.sweepRunners());
       if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));

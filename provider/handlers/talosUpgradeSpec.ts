@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { RolloutStrategy } from "../rollout/plan";
 import type { HealthcheckJob } from "../rollout/ports";
-import { installerImage, targetVersion, type InstallerChoice } from "../talos/image";
+import { checkFactoryHost, installerImage, targetVersion, type InstallerChoice } from "../talos/image";
 import * as fs from "node:fs";
 import { CONFIG_HASH_ANNOTATION, type ComposedHealthcheckJob } from "../template/compose";
 import { composeHealthcheckInput } from "../template/healthcheckInput";
@@ -58,6 +58,7 @@ const talosUpgradeProps = z.object({
   version: z.string(),
   installerImage: optionalString,
   schematic: optionalString,
+  imageFactoryHost: optionalString,
   healthchecks: z.array(healthcheckProps).nullish(),
   strategy: strategyProps,
   holdTimeout: optionalString,
@@ -95,10 +96,11 @@ export interface TalosUpgradeSpec {
  * The installer choice and the version nodes must report afterwards (an explicit installer image's tag must agree with
  * `version`; a schematic must be an Image Factory id). Throws a TalosError naming what is wrong.
  */
-export function target(p: Pick<TalosUpgradeProps, "version" | "installerImage" | "schematic">): { installer: InstallerChoice; version: string } {
+export function target(p: Pick<TalosUpgradeProps, "version" | "installerImage" | "schematic" | "imageFactoryHost">): { installer: InstallerChoice; version: string } {
   const installer: InstallerChoice = {
     ...(p.installerImage ? { installerImage: p.installerImage } : {}),
     ...(!p.installerImage && p.schematic ? { schematic: p.schematic } : {}),
+    ...(!p.installerImage && p.imageFactoryHost ? { factoryHost: checkFactoryHost(p.imageFactoryHost) } : {}),
   };
   // Validated with the rule the run applies: the schematic's form, the image's tag against the version.
   const sample = installerImage({ version: p.version, ...(installer.schematic ? { schematic: installer.schematic } : {}) });

@@ -1,9 +1,12 @@
 // The client-node clients of one cluster, sharing one keep-alive HTTPS agent (client-node creates a new agent, so a new
 // TLS handshake, per request otherwise), one request counter (middleware; watches are counted when started) and one
 // byte counter (traffic.ts) on every agent the requests and watches use.
+import { createHash } from "node:crypto";
 import type * as http from "node:http";
 import * as https from "node:https";
 import * as k8s from "@kubernetes/client-node";
+import * as YAML from "yaml";
+import { CREDENTIAL_TIMEOUT_MS, ExecCredentials, TokenFile, type CredentialSource, type ExecConfig } from "./credentials";
 import { KubeError } from "./errors";
 import { msg } from "./messages";
 import { ByteCounter } from "./traffic";
@@ -86,7 +89,7 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
    * `x-kubernetes-preserve-unknown-fields`, `default` and `enum` vanished (and the API server then pruned every
    * status field of the CRD's objects).
    */
-  async applyRaw(obj: k8s.KubernetesObject, o: { fieldManager: string; force?: boolean; dryRun?: string }): Promise<void> {
+  async applyRaw(obj: k8s.KubernetesObject, o: { fieldManager: string; force?: boolean; dryRun?: string }): Promise<k8s.KubernetesObject | undefined> {
     const path = await this.specUriPath(structuredClone(obj), "patch");
     const ctx = this.configuration.baseServer.makeRequestContext(path, k8s.HttpMethod.PATCH);
     ctx.setHeaderParam("Accept", "application/json");
@@ -95,7 +98,7 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
     if (o.force !== undefined) ctx.setQueryParam("force", String(o.force));
     if (o.dryRun !== undefined) ctx.setQueryParam("dryRun", o.dryRun);
     ctx.setBody(JSON.stringify(obj));
-    await this.requestPromise(ctx);
+    return (await this.requestPromise(ctx)) as k8s.KubernetesObject | undefined;
   }
 
   async served(apiVersion: string, kind: string): Promise<{ plural: string; namespaced: boolean } | undefined> {
@@ -107,6 +110,66 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
       throw err;
     }
   }
+}
+
+/** A loaded kubeconfig and its credential source, shared by every port made from the same text (and folder). */
+interface SharedConfig {
+  kc: k8s.KubeConfig;
+  cluster: k8s.Cluster;
+  /** Exec plugin or token file of the current user, handled here instead of by client-node (credentials.ts). */
+  auth?: CredentialSource;
+}
+
+/**
+ * One KubeConfig per kubeconfig text: the preview, the run, the Lease and every watch of a process share one credential
+ * cache, so a plugin runs once per credential lifetime, not once per port (or per request). Kept small: a process sees
+ * one or two kubeconfigs.
+ */
+const configs = new Map<string, SharedConfig>();
+const MAX_CONFIGS = 8;
+
+type RawEntry<K extends string, V> = { name?: string } & { [key in K]?: V };
+
+function sharedConfig(text: string, dir: string | undefined): SharedConfig {
+  const key = createHash("sha256").update(`${dir ?? ""}\0${text}`).digest("hex");
+  const hit = configs.get(key);
+  if (hit) return hit;
+  const kc = new k8s.KubeConfig();
+  try {
+    kc.loadFromString(text);
+  } catch (err) {
+    throw new KubeError(msg.kubeconfigInvalid((err as Error).message.split("\n")[0]));
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new KubeError(msg.kubeconfigNoCluster());
+  const shared: SharedConfig = { kc, cluster, ...credentialsOf(kc, text, dir) };
+  if (configs.size >= MAX_CONFIGS) configs.delete(configs.keys().next().value!);
+  configs.set(key, shared);
+  return shared;
+}
+
+/** The current user's exec plugin or token file, taken out of client-node's hands. */
+function credentialsOf(kc: k8s.KubeConfig, text: string, dir: string | undefined): { auth?: CredentialSource } {
+  const user = kc.getCurrentUser();
+  if (!user) return {};
+  let raw: { users?: RawEntry<"user", Record<string, unknown>>[]; clusters?: RawEntry<"cluster", Record<string, unknown>>[] };
+  try {
+    raw = YAML.parse(text) ?? {};
+  } catch {
+    return {};
+  }
+  const rawUser = raw.users?.find((u) => u?.name === user.name)?.user ?? {};
+  const rawCluster = raw.clusters?.find((c) => c?.name === kc.getCurrentCluster()?.name)?.cluster ?? {};
+  const exec = (rawUser.exec ?? user.exec) as ExecConfig | undefined;
+  const tokenFile = rawUser.tokenFile;
+  if (exec && typeof exec.command === "string") {
+    kc.users = kc.users.map((u) => (u.name === user.name ? { ...u, exec: undefined } : u));
+    const clusterInfo = Object.fromEntries(["server", "certificate-authority-data", "insecure-skip-tls-verify", "tls-server-name", "proxy-url"]
+      .filter((k) => rawCluster[k] !== undefined).map((k) => [k, rawCluster[k]]));
+    return { auth: new ExecCredentials(exec, clusterInfo, dir) };
+  }
+  if (typeof tokenFile === "string" && tokenFile !== "" && !user.token) return { auth: new TokenFile(tokenFile, dir) };
+  return {};
 }
 
 export class KubeClients {
@@ -121,16 +184,16 @@ export class KubeClients {
   private agent?: Promise<https.Agent>;
   private readonly watcher: k8s.Watch;
 
-  constructor(kubeconfigText: string, requestTimeoutMs = REQUEST_TIMEOUT_MS) {
-    const kc = new k8s.KubeConfig();
-    try {
-      kc.loadFromString(kubeconfigText);
-    } catch (err) {
-      throw new KubeError(msg.kubeconfigInvalid((err as Error).message.split("\n")[0]));
-    }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new KubeError(msg.kubeconfigNoCluster());
+  /**
+   * @param kubeconfigDir the folder of the kubeconfig file, when it came from one: a relative exec command or token
+   * file is taken from there (client-go's rule); otherwise from the working directory.
+   */
+  constructor(kubeconfigText: string, requestTimeoutMs = REQUEST_TIMEOUT_MS, kubeconfigDir?: string) {
+    const { kc, cluster, auth } = sharedConfig(kubeconfigText, kubeconfigDir);
     this.kc = kc;
+    // Getting credentials is bounded too: client-node runs the plugin before the request's own bound starts.
+    const credentialBound = Math.min(requestTimeoutMs, CREDENTIAL_TIMEOUT_MS);
+    const credential = () => auth?.get(credentialBound);
     const counts = this.counts;
     const bytes = this.bytes;
     const sharedAgent = (): Promise<https.Agent> | undefined => {
@@ -138,8 +201,9 @@ export class KubeClients {
       this.agent ??= (async () => {
         const o: https.RequestOptions = {};
         await kc.applyToHTTPSOptions(o);
+        const c = await credential();
         return bytes.attach(new https.Agent({
-          ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase,
+          ca: o.ca, cert: c?.cert ?? o.cert, key: c?.key ?? o.key, pfx: o.pfx, passphrase: o.passphrase,
           rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
           servername: cluster.tlsServerName,
           keepAlive: true,
@@ -167,12 +231,21 @@ export class KubeClients {
         return ctx;
       },
       async post(rsp) {
+        if (rsp.httpStatusCode === 401) auth?.unauthorized(); // client-go: a 401 renews the credentials
         return rsp;
+      },
+    };
+    const authMethod: k8s.SecurityAuthentication = {
+      getName: () => "talos-gate",
+      applySecurityAuthentication: async (ctx) => {
+        await kc.applySecurityAuthentication(ctx);
+        const c = await credential();
+        if (c?.authorization) ctx.setHeaderParam("Authorization", c.authorization);
       },
     };
     const config = k8s.createConfiguration({
       baseServer: new k8s.ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kc },
+      authMethods: { default: authMethod },
       promiseMiddleware: [middleware],
     });
     this.core = new k8s.CoreV1Api(config);
@@ -186,6 +259,9 @@ export class KubeClients {
       getCurrentCluster: () => kc.getCurrentCluster(),
       applyToFetchOptions: async (o) => {
         const init = await kc.applyToFetchOptions(o);
+        const c = await credential();
+        if (c?.authorization) (init.headers as unknown as Headers).set("Authorization", c.authorization);
+        if (c?.cert && init.agent instanceof https.Agent) init.agent = new https.Agent({ ...init.agent.options, cert: c.cert, key: c.key });
         if (init.agent && typeof init.agent === "object") bytes.attach(init.agent as http.Agent);
         return init;
       },

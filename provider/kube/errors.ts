@@ -56,7 +56,25 @@ export function reasonOf(err: unknown): string | undefined {
  * What the API server said, for a user message: the Status message, else a short description of a network error.
  * Never the raw exception text (it carries response headers).
  */
+/**
+ * Removes what may be a credential from text that reaches a user (plan output posted on pull requests, status, logs):
+ * JWTs (id_tokens, ServiceAccount tokens), bearer tokens, PEM blocks and long base64 runs. An exec plugin's stderr
+ * or an API server's message can hold any of them.
+ */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)/g, "[redacted PEM]")
+    .replace(/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}(\.[A-Za-z0-9_-]*)?/g, "[redacted token]")
+    .replace(/\b(Bearer|Basic)\s+(?!\[redacted)[A-Za-z0-9._~+/=-]{8,}/gi, "$1 [redacted]")
+    .replace(/\b((?:access|id|refresh)?_?token|password|secret)(["']?\s*[:=]\s*["']?)(?!\[redacted)[^\s"',;}]{8,}/gi, "$1$2[redacted]")
+    .replace(/[A-Za-z0-9+/]{100,}={0,2}|[A-Za-z0-9_-]{100,}/g, "[redacted]");
+}
+
 export function apiMessage(err: unknown): string {
+  return redactSecrets(rawApiMessage(err));
+}
+
+function rawApiMessage(err: unknown): string {
   if (err instanceof KubeError) return err.message;
   const body = statusBody(err);
   if (body?.message) return body.message;

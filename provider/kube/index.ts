@@ -12,12 +12,14 @@ import { applyManifests, dryRunJob } from "./manifests";
 import { cordon, dropStaleCordonMark, listMachines, readMachine, uncordon } from "./nodes";
 import { watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
-import { runCheck } from "./runner";
-import { StatusMirror } from "./status";
-import { sweepRunners } from "./sweep";
+import { runCheck, RunnerJobs } from "./runner";
+import { StatusMirror, type MirroredStatus } from "./status";
+import { sweepRunners, type RunnerScope } from "./sweep";
 import { waitForVolumeDetach } from "./volumes";
 
 export type { KubeStats } from "./client";
+export type { MirroredStatus } from "./status";
+export type { RunnerScope } from "./sweep";
 export type {
   ApplyManifestsOptions, ApplyManifestsResult, EventObject, Manifest, ManifestMode, ObjectSelection, ObjectWatch, RolloutEvent,
   SelectionState, VolumeDetachOptions,
@@ -36,6 +38,15 @@ export interface KubeApiOptions {
   runnerEvents?: boolean;
   /** Bound of every request but watches (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * Whose runner Jobs this port creates and sweeps: they carry the cluster's label (and the owner's), and a sweep
+   * deletes only Jobs and pods carrying them. Without it, a sweep takes every runner Job.
+   */
+  runnerScope?: RunnerScope;
+  /** The folder of the kubeconfig file, when it came from one (relative exec commands and token files). */
+  kubeconfigDir?: string;
+  /** Who writes the status mirror (the rollout's holder), stamped on each write. */
+  statusWriter?: string;
 }
 
 /** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
@@ -50,6 +61,8 @@ export interface KubeClient extends KubeApi {
   recordEvent(event: RolloutEvent): void;
   /** Writes pending status-mirror writes and events now and waits for them. */
   flush(): Promise<void>;
+  /** The status mirror with who wrote it (display only: never decides anything). */
+  readStatusRecord(cluster: string): Promise<MirroredStatus | undefined>;
   /** Who runs a rollout on the cluster now (the holder of its Lease), or undefined. */
   runningRollout(cluster: string): Promise<RunningRollout | undefined>;
   /**
@@ -68,17 +81,18 @@ export interface KubeClient extends KubeApi {
 }
 
 export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {}): KubeClient {
-  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs);
+  const c = new KubeClients(kubeconfigText, opts.requestTimeoutMs, opts.kubeconfigDir);
   const log = opts.log ?? (() => undefined);
-  const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500);
+  const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500, opts.statusWriter);
   const events = new EventRecorder(c, log);
+  const ours = new RunnerJobs(opts.runnerScope);
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
     watchMachines: () => watchMachines(c, log),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
-      runCheck(c, check, { signal: o?.signal, log, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
-    sweepRunners: () => sweepRunners(c, log),
+      runCheck(c, check, { signal: o?.signal, log, ours, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
+    sweepRunners: () => sweepRunners(c, log, opts.runnerScope),
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
     dropStaleCordonMark: (node: string) => dropStaleCordonMark(c, node),
@@ -86,6 +100,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),
+    readStatusRecord: (cluster: string) => mirror.readRecord(cluster),
     applyManifests: (manifests, o) => applyManifests(c, manifests, o, log),
     dryRunJob: (check) => dryRunJob(c, check.namespace, check.jobName, check.job),
     recordEvent: (event) => events.record(event),

@@ -1,15 +1,21 @@
 // Names the Kubernetes port reads and writes on cluster objects: labels, annotations, object names, field manager.
+import { createHash } from "node:crypto";
 
 /** Label on runner Jobs and their pod templates (talos-gate's counterpart of Omni's `omni-health-checker`). */
 export const RUNNER_APP_LABEL = "app.kubernetes.io/name";
 export const RUNNER_APP_VALUE = "talos-gate-healthcheck";
 export const RUNNER_SELECTOR = `${RUNNER_APP_LABEL}=${RUNNER_APP_VALUE}`;
+/** On runner Jobs and their pods: the rollout that created them (a hash of its Lease holder, a valid label value). */
+export const OWNER_LABEL = "talos-gate.dev/owner";
+export const ownerLabelValue = (holder: string): string => createHash("sha256").update(holder).digest("hex").slice(0, 40);
 /** Every runner Job is named `talos-gate-<healthcheck id>`. */
 export const RUNNER_NAME_PREFIX = "talos-gate-";
 /** Set by the API server on a Job's pod template (Kubernetes >= 1.27), so every runner pod carries it. */
 export const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
 /** sha256 of the user's manifest text; a different value means the Job is out of date. */
 export const CONFIG_HASH_ANNOTATION = "talos-gate.dev/config-hash";
+/** The nonce of the run that created a runner Job (with its uid, what makes a verdict count: runner.ts). */
+export const RUN_NONCE_ANNOTATION = "talos-gate.dev/run-nonce";
 
 export const CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
 /** Legacy control-plane role label (clusters upgraded from Kubernetes < 1.24). */
@@ -47,6 +53,11 @@ export const SYSTEM_NAMESPACE = "kube-system";
 export const leaseName = (cluster: string): string => `talos-gate-${cluster}`;
 export const statusConfigMapName = (cluster: string): string => `talos-gate-status-${cluster}`;
 export const inventoryConfigMapName = (cluster: string): string => `talos-gate-manifests-${cluster}`;
+/**
+ * On the status ConfigMap: the rollout (lease holder) that wrote it. The mirror is display only; a reader warns when
+ * someone else wrote what it finds, since anyone with ConfigMap rights in kube-system can write it.
+ */
+export const STATUS_WRITER_ANNOTATION = "talos-gate.dev/written-by";
 /** Key of the status document inside the status ConfigMap. */
 export const STATUS_KEY = "status.json";
 /**

@@ -9,8 +9,12 @@
 // `talos-gate.dev/cluster=<cluster>`, and the full-mode objects are recorded in an inventory ConfigMap
 // kube-system/talos-gate-manifests-<cluster> (key inventory.json: [{manifest, apiVersion, kind, namespace, name}]).
 // Pruning deletes inventory entries not listed any more — across all of the cluster's full manifests, so a call must
-// list all of them — and only if the live object still carries the cluster label (an object whose label was removed
-// has been taken over by someone else and is left alone). The inventory avoids listing every kind in the cluster.
+// list all of them — and only objects this resource applied: the inventory sits in a ConfigMap others may write, and
+// pruning deletes with the pipeline's credentials. So each entry records the owner (the applying resource) and the
+// object's uid from the apply's answer; an entry is pruned only when it is this owner's, the live object is that very
+// object (same uid) and still carries this cluster's and the manifest's labels (an object whose label was removed has
+// been taken over and is left alone). Entries of earlier releases (no uid) are pruned only when talos-gate's field
+// manager applied the live object. The inventory avoids listing every kind in the cluster.
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import type { ApplyManifestsOptions, ApplyManifestsResult, Manifest, ManifestMode } from "../rollout/ports";
@@ -25,6 +29,10 @@ interface InventoryEntry {
   kind: string;
   namespace?: string;
   name: string;
+  /** The object's uid as the apply returned it. */
+  uid?: string;
+  /** The resource that applied it (ApplyManifestsOptions.owner). */
+  owner?: string;
 }
 
 interface Desired {
@@ -136,29 +144,35 @@ export async function applyManifests(
           continue;
         }
       }
-      await withRetry(() => c.objects.applyRaw(o, { fieldManager: FIELD_MANAGER, force: true, dryRun }));
+      const live = await withRetry(() => c.objects.applyRaw(o, { fieldManager: FIELD_MANAGER, force: true, dryRun }));
       result.applied.push(what);
-      if (d.mode === "full") keep.set(entryKey(entry), entry);
+      const uid = live?.metadata?.uid;
+      if (d.mode === "full") keep.set(entryKey(entry), { ...entry, ...(uid ? { uid } : {}), ...(opts.owner ? { owner: opts.owner } : {}) });
     } catch (err) {
       throw new KubeError(msg.manifestApplyFailed(d.manifest, what, apiMessage(err), statusOf(err)), statusOf(err));
     }
   }
 
   const previous = await readInventory(c, cluster);
-  const stale = previous.filter((e) => !listed.has(entryKey(e)) && !keep.has(entryKey(e)));
+  // Another resource's entries are neither pruned nor dropped by this one's applies.
+  const others = previous.filter((e) => !ownedBy(e, opts.owner));
+  const stale = previous.filter((e) => ownedBy(e, opts.owner) && !listed.has(entryKey(e)) && !keep.has(entryKey(e)));
   if (dryRun) {
     result.pruned = stale.map(describe);
     return result;
   }
   // Record the union first: a crash before pruning must not forget the objects still to prune.
-  if (stale.length > 0) await writeInventory(c, cluster, [...keep.values(), ...stale]);
+  if (stale.length > 0) await writeInventory(c, cluster, [...keep.values(), ...stale, ...others]);
   const failed: InventoryEntry[] = [];
   stale.sort((a, b) => order(b.kind) - order(a.kind)); // namespaces last
   for (const e of stale) {
     const header = { apiVersion: e.apiVersion, kind: e.kind, metadata: { name: e.name, namespace: e.namespace } };
     try {
       const live = await c.objects.read(header);
-      if (live.metadata?.labels?.[CLUSTER_LABEL] !== labelValue(cluster)) continue; // taken over: leave it
+      if (!appliedByUs(e, live, cluster)) {
+        log(msg.manifestPruneSkipped(describe(e)));
+        continue;
+      }
       await c.objects.delete(header, undefined, undefined, undefined, undefined, "Background");
       result.pruned.push(describe(e));
     } catch (err) {
@@ -167,8 +181,19 @@ export async function applyManifests(
       failed.push(e); // retried by the next apply
     }
   }
-  await writeInventory(c, cluster, [...keep.values(), ...failed]);
+  await writeInventory(c, cluster, [...keep.values(), ...failed, ...others]);
   return result;
+}
+
+/** An entry of this owner (entries without an owner are from earlier releases, which had one resource per cluster). */
+const ownedBy = (e: InventoryEntry, owner: string | undefined) => !owner || !e.owner || e.owner === owner;
+
+/** Whether the live object is the one this resource applied for the entry (see the header). */
+function appliedByUs(e: InventoryEntry, live: k8s.KubernetesObject, cluster: string): boolean {
+  const labels = live.metadata?.labels ?? {};
+  if (labels[CLUSTER_LABEL] !== labelValue(cluster) || labels[MANIFEST_LABEL] !== labelValue(e.manifest)) return false;
+  if (e.uid) return live.metadata?.uid === e.uid;
+  return (live.metadata?.managedFields ?? []).some((f) => f.manager === FIELD_MANAGER && f.operation === "Apply");
 }
 
 async function readInventory(c: KubeClients, cluster: string): Promise<InventoryEntry[]> {

@@ -25,6 +25,20 @@ export const msg = {
   kubeconfigNoCluster: () =>
     "kubeconfig: no current cluster (current-context is missing or names no cluster); set current-context",
 
+  // --- credentials (credentials.ts)
+  execPluginTimeout: (command: string, ms: number) =>
+    `kubeconfig: the credential plugin ${command} did not return credentials within ${dur(ms)} and was stopped; ` +
+    "check that it runs without a terminal (talos-gate never answers prompts) and can reach its identity provider",
+  execPluginMissing: (command: string) =>
+    `kubeconfig: the credential plugin ${command} was not found; install it, or give users[].user.exec.command as a ` +
+    "path (a relative one is taken from the kubeconfig's folder)",
+  execPluginFailed: (command: string, code: number | string | undefined, detail: string) =>
+    `kubeconfig: the credential plugin ${command} failed${code !== undefined ? ` with exit code ${code}` : ""}` +
+    `${detail ? `: ${detail}` : ""}; run it by hand to see why (its credentials are never shown here)`,
+  tokenFileUnreadable: (file: string, detail: string) =>
+    `kubeconfig: the token file ${file} cannot be read (${detail}); check users[].user.tokenFile (a relative path is ` +
+    "taken from the kubeconfig's folder)",
+
   // --- healthcheck runner (Omni's wording for the outcome details, §4.3 / §4.4)
   waitingToComplete: () => "waiting to complete",
   jobFailedDefault: () => "healthcheck job failed",
@@ -38,6 +52,10 @@ export const msg = {
     `healthcheck Job ${ns}/${job}: the cluster rejected the Job: ${detail}; fix the healthcheck's job manifest`,
   jobRequestFailed: (op: string, ns: string, job: string, detail: string, status: number | undefined) =>
     `healthcheck Job ${ns}/${job}: ${op} failed: ${detail}; ${hint(status, "jobs and pods", ns)}`,
+
+  foreignJobReplaced: (ns: string, job: string, uid: string) =>
+    `healthcheck Job ${ns}/${job} (uid ${uid}) was not created by this run; deleting it and creating this run's own ` +
+    "(only a Job this run created can pass a check; run checks in a namespace only the pipeline may write)",
 
   // --- dry run
   jobDryRunRejected: (ns: string, job: string, detail: string) =>
@@ -101,6 +119,9 @@ export const msg = {
   manifestApplyFailed: (manifest: string, object: string, detail: string, status: number | undefined) =>
     `manifest "${manifest}": applying ${object} failed: ${detail}; ` +
     (status === 404 ? "the kind is unknown to the cluster (is its CRD installed?) or the namespace is missing" : hint(status, object)),
+  manifestPruneSkipped: (what: string) =>
+    `manifests: not pruning ${what}: the live object is not the one talos-gate applied for this cluster (another uid, ` +
+    "labels or field manager); it is left alone and dropped from the inventory",
   manifestPruneFailed: (object: string, detail: string) => `pruning ${object} (no longer in the manifests) failed: ${detail}`,
   inventoryFailed: (cluster: string, detail: string, status: number | undefined) =>
     `cluster ${cluster}: updating the manifest inventory ConfigMap kube-system/talos-gate-manifests-${cluster} failed: ${detail}; ` +

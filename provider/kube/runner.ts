@@ -5,19 +5,25 @@
 // change of the Job (a watch event), not for an interval:
 //   absent               → create (AlreadyExists ignored)                     → running
 //   deletionTimestamp    → (the previous Job is still going away)            → running
+//   not created by this run (uid from our create response, this run's nonce)
+//                        → delete, create our own                            → running (a forged pass never counts)
 //   config hash differs  → delete, create the new one                        → running (a stale pass never counts)
 //   Complete=True        → delete Job and pods                               → passed
 //   Failed=True          → read the failure text, then delete Job and pods   → failed
 //   otherwise            →                                                   → running
+// Anyone who may create Jobs in the check's namespace could otherwise pre-create `talos-gate-<id>` with the (public)
+// config hash running `true` and open the gate: only the uid this run's create returned is trusted.
 // Deletes carry a uid precondition, so an evaluation of a stale event can never delete a newer Job of the same name.
 // Outcomes are also recorded as Events on the Job (HealthcheckPassed, HealthcheckFailed with the failure text), which
 // `kubectl get events -n <namespace>` shows for an hour after the Job itself is gone.
+import { randomBytes } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";
-import { apiMessage, backoffMs, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
-import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
+import { apiMessage, backoffMs, redactSecrets, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
+import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUN_NONCE_ANNOTATION, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
 import { msg } from "./messages";
+import { scopeLabels, type RunnerScope } from "./sweep";
 import { ObjectObserver } from "./watch";
 
 type Log = (line: string) => void;
@@ -26,8 +32,33 @@ type RecordEvent = (event: RolloutEvent) => void;
 
 const CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid";
 
+/**
+ * The runner Jobs this run (one Kubernetes port) created, by namespace/name → uid from the create response, and the
+ * run's nonce stamped on each. A verdict counts only from a Job found here: "this run" spans the port's lifetime, so a
+ * Job an aborted evaluation left is picked up by the next one, while one left by another process is replaced.
+ */
+export class RunnerJobs {
+  readonly nonce = randomBytes(12).toString("hex");
+  private readonly uids = new Map<string, string>();
+
+  /** The cluster and owner labels this run's Jobs carry, so a sweep takes only them (sweep.ts). */
+  constructor(readonly scope?: RunnerScope) {}
+
+  created(namespace: string, name: string, uid: string | undefined): void {
+    if (uid) this.uids.set(`${namespace}/${name}`, uid);
+  }
+
+  /** Whether `job` is the one this run created under its name (uid and nonce both match). */
+  owns(job: k8s.V1Job): boolean {
+    const key = `${job.metadata?.namespace}/${job.metadata?.name}`;
+    const uid = job.metadata?.uid;
+    return uid !== undefined && this.uids.get(key) === uid && job.metadata?.annotations?.[RUN_NONCE_ANNOTATION] === this.nonce;
+  }
+}
+
 /** The Job to submit: the composed object with name, namespace, runner label and config-hash annotation enforced. */
-export function jobBody(check: HealthcheckJob): Record<string, any> {
+export function jobBody(check: HealthcheckJob, nonce?: string, scope?: RunnerScope): Record<string, any> {
+  const own = { ...scopeLabels(scope), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE };
   const job = check.job as Record<string, any>;
   const meta = (job.metadata ?? {}) as Record<string, any>;
   const spec = (job.spec ?? {}) as Record<string, any>;
@@ -41,13 +72,15 @@ export function jobBody(check: HealthcheckJob): Record<string, any> {
       ...meta,
       name: check.jobName,
       namespace: check.namespace,
-      labels: { ...(meta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE },
+      labels: { ...(meta.labels ?? {}), ...own },
       // Without the hash the Job would look outdated forever (delete/create loop), so it is always set.
-      annotations: { ...(meta.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: check.configHash },
+      annotations: {
+        ...(meta.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: check.configHash, ...(nonce ? { [RUN_NONCE_ANNOTATION]: nonce } : {}),
+      },
     },
     spec: {
       ...spec,
-      template: { ...template, metadata: { ...tmeta, labels: { ...(tmeta.labels ?? {}), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE } } },
+      template: { ...template, metadata: { ...tmeta, labels: { ...(tmeta.labels ?? {}), ...own } } },
     },
   };
 }
@@ -64,6 +97,21 @@ const time = (t: unknown): number => (t === undefined || t === null ? Number.NEG
  * ignored.
  */
 export function failureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
+  return cutFailureText(rawFailureText(job, pods));
+}
+
+/**
+ * The failure text goes to the status, the status ConfigMap, Events and progress lines; with FallbackToLogsOnError it
+ * is the tail of a pod's log, which may print a token. Token-like strings are redacted and the text cut to what a
+ * reader needs (the step cuts each reason further, to Omni's 256 bytes).
+ */
+export const MAX_FAILURE_TEXT = 1024;
+function cutFailureText(text: string): string {
+  const clean = redactSecrets(text);
+  return clean.length > MAX_FAILURE_TEXT ? `${clean.slice(0, MAX_FAILURE_TEXT)}...` : clean;
+}
+
+function rawFailureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
   const uid = job.metadata?.uid;
   let best: { at: number; text: string } | undefined;
   for (const pod of pods) {
@@ -121,13 +169,15 @@ const retryable = (err: unknown): boolean =>
 
 /** One evaluation of the table above; undefined while the Job is still running. */
 async function evaluate(
-  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, log: Log, record: RecordEvent,
+  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, ours: RunnerJobs, log: Log, record: RecordEvent,
 ): Promise<CheckOutcome | undefined> {
   const { namespace, jobName } = check;
   const create = async () => {
     try {
-      await c.batch.createNamespacedJob({ namespace, body: jobBody(check) as k8s.V1Job });
+      const made = await c.batch.createNamespacedJob({ namespace, body: jobBody(check, ours.nonce, ours.scope) as k8s.V1Job });
+      ours.created(namespace, jobName, made.metadata?.uid);
     } catch (err) {
+      // Someone else's Job took the name meanwhile: its next event is not ours, so it is replaced then.
       if (!isAlreadyExists(err)) throw jobError("create", namespace, jobName, err);
     }
   };
@@ -138,6 +188,12 @@ async function evaluate(
   if (job.metadata?.deletionTimestamp) return undefined;
   const uid = job.metadata?.uid;
   const object = { kind: "Job" as const, name: jobName, namespace, uid };
+  if (!ours.owns(job)) {
+    log(msg.foreignJobReplaced(namespace, jobName, uid ?? ""));
+    await deleteRunner(c, namespace, jobName, uid, log);
+    await create();
+    return undefined;
+  }
   if (job.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== check.configHash) {
     await deleteRunner(c, namespace, jobName, uid, log);
     await create();
@@ -171,8 +227,9 @@ async function evaluate(
 export async function runCheck(
   c: KubeClients,
   check: HealthcheckJob,
-  opts: { signal?: AbortSignal; log: Log; record?: RecordEvent },
+  opts: { signal?: AbortSignal; log: Log; record?: RecordEvent; ours?: RunnerJobs },
 ): Promise<CheckOutcome> {
+  const ours = opts.ours ?? new RunnerJobs();
   const record: RecordEvent = opts.record ?? (() => undefined);
   const running: CheckOutcome = { state: "running", reason: msg.waitingToComplete() };
   const signal = opts.signal;
@@ -199,7 +256,7 @@ export async function runCheck(
     });
     while (state && !stop.signal.aborted) {
       try {
-        const outcome = await evaluate(c, check, state.object, opts.log, record);
+        const outcome = await evaluate(c, check, state.object, ours, opts.log, record);
         if (outcome) return outcome;
         attempt = 0;
         state = await observer.next();

@@ -10,7 +10,9 @@ import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { KubeClients } from "./client";
 import { apiMessage, isNotFound, KubeError, statusOf } from "./errors";
-import { API_STATS_KEY, FIELD_MANAGER, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "./labels";
+import {
+  API_STATS_KEY, FIELD_MANAGER, LEGACY_STATUS_KEY, STATUS_KEY, STATUS_WRITER_ANNOTATION, statusConfigMapName, SYSTEM_NAMESPACE,
+} from "./labels";
 import { msg } from "./messages";
 
 interface ClusterSlot {
@@ -64,6 +66,12 @@ export interface ApiStats {
   bytesRead: number;
 }
 
+/** A mirror as read back: the status and who says they wrote it (display only: anyone with the rights can write it). */
+export interface MirroredStatus {
+  status: unknown;
+  writtenBy: string;
+}
+
 export class StatusMirror {
   private readonly slots = new Map<string, ClusterSlot>();
 
@@ -71,6 +79,8 @@ export class StatusMirror {
     private readonly c: KubeClients,
     private readonly log: (line: string) => void,
     private readonly throttleMs = 500,
+    /** Stamped on every write (the rollout's holder), so a reader can tell a mirror someone else wrote. */
+    private readonly writer = "",
   ) {}
 
   /** Queues `status` for `cluster`; returns at once (the write happens now or at the end of the throttle window). */
@@ -105,6 +115,10 @@ export class StatusMirror {
   }
 
   async read(cluster: string): Promise<unknown | undefined> {
+    return (await this.readRecord(cluster))?.status;
+  }
+
+  async readRecord(cluster: string): Promise<MirroredStatus | undefined> {
     await this.flush(cluster); // read-your-writes within this process
     let cm: k8s.V1ConfigMap;
     try {
@@ -114,7 +128,8 @@ export class StatusMirror {
       throw new KubeError(msg.statusReadFailed(cluster, apiMessage(err), statusOf(err)), statusOf(err));
     }
     try {
-      return decodeStatus(cm);
+      const status = decodeStatus(cm);
+      return status === undefined ? undefined : { status, writtenBy: cm.metadata?.annotations?.[STATUS_WRITER_ANNOTATION] ?? "" };
     } catch (err) {
       throw new KubeError(msg.statusUnreadable(cluster, (err as Error).message.split("\n")[0]));
     }
@@ -168,7 +183,7 @@ export class StatusMirror {
         name,
         namespace: SYSTEM_NAMESPACE,
         labels: { "app.kubernetes.io/managed-by": FIELD_MANAGER, "talos-gate.dev/cluster": cluster },
-        annotations: { "talos-gate.dev/updated-at": new Date().toISOString() },
+        annotations: { "talos-gate.dev/updated-at": new Date().toISOString(), ...(this.writer ? { [STATUS_WRITER_ANNOTATION]: this.writer } : {}) },
       },
       data: { [STATUS_KEY]: json, [API_STATS_KEY]: JSON.stringify(this.apiStats()) },
     };

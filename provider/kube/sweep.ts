@@ -1,16 +1,36 @@
-// The cleanup sweep (omni-behaviour.md §4.8, `cleanupHealthCheckRunners`): across all namespaces, delete every runner
-// Job (label app.kubernetes.io/name=talos-gate-healthcheck) and every pod whose batch.kubernetes.io/job-name starts
-// with `talos-gate-` (pods of Jobs already gone included). Best effort: errors are logged and swallowed.
+// The cleanup sweep (omni-behaviour.md §4.8, `cleanupHealthCheckRunners`): across all namespaces, delete the runner Jobs
+// and their pods (pods of Jobs already gone included). Omni deletes every pod whose job-name starts with its prefix;
+// here only what talos-gate's own runner Jobs carry is selected — the runner label, and with a scope this cluster's
+// label and this rollout's owner label (both set on the Job and its pod template: runner.ts) — since the pipeline's
+// credentials would otherwise delete any pod someone named `talos-gate-…`. Best effort: errors are logged and swallowed.
 import { KubeClients } from "./client";
 import { apiMessage, isNotFound } from "./errors";
-import { JOB_NAME_LABEL, RUNNER_NAME_PREFIX, RUNNER_SELECTOR } from "./labels";
+import { CLUSTER_LABEL, OWNER_LABEL, ownerLabelValue, RUNNER_SELECTOR } from "./labels";
+import { labelValue } from "./manifests";
 import { msg } from "./messages";
 
-export async function sweepRunners(c: KubeClients, log: (line: string) => void): Promise<{ jobs: number; pods: number }> {
+/** Whose runner Jobs a port creates and sweeps: the cluster, and the rollout's owner (its Lease holder). */
+export interface RunnerScope {
+  cluster: string;
+  owner?: string;
+}
+
+/** The labels a scope puts on runner Jobs and their pods. */
+export function scopeLabels(scope: RunnerScope | undefined): Record<string, string> {
+  if (!scope) return {};
+  return { [CLUSTER_LABEL]: labelValue(scope.cluster), ...(scope.owner ? { [OWNER_LABEL]: ownerLabelValue(scope.owner) } : {}) };
+}
+
+export function runnerSelector(scope: RunnerScope | undefined): string {
+  return [RUNNER_SELECTOR, ...Object.entries(scopeLabels(scope)).map(([k, v]) => `${k}=${v}`)].join(",");
+}
+
+export async function sweepRunners(c: KubeClients, log: (line: string) => void, scope?: RunnerScope): Promise<{ jobs: number; pods: number }> {
   let jobs = 0;
   let pods = 0;
+  const labelSelector = runnerSelector(scope);
   try {
-    const list = await c.batch.listJobForAllNamespaces({ labelSelector: RUNNER_SELECTOR });
+    const list = await c.batch.listJobForAllNamespaces({ labelSelector });
     await Promise.all(
       list.items.map(async (job) => {
         const name = job.metadata?.name ?? "";
@@ -30,10 +50,10 @@ export async function sweepRunners(c: KubeClients, log: (line: string) => void):
     log(msg.sweepFailed("listing runner Jobs", apiMessage(err)));
   }
   try {
-    const list = await c.core.listPodForAllNamespaces({ labelSelector: JOB_NAME_LABEL });
-    const runnerPods = list.items.filter((p) => (p.metadata?.labels?.[JOB_NAME_LABEL] ?? "").startsWith(RUNNER_NAME_PREFIX));
+    // The pod template carries the same labels, so the runner's pods (also of Jobs already gone) match the selector.
+    const list = await c.core.listPodForAllNamespaces({ labelSelector });
     await Promise.all(
-      runnerPods.map(async (pod) => {
+      list.items.map(async (pod) => {
         const name = pod.metadata?.name ?? "";
         const namespace = pod.metadata?.namespace ?? "default";
         if (pod.metadata?.deletionTimestamp) return; // already going away

@@ -1,8 +1,10 @@
 // Condition gates during a run: one watch per condition for the whole run (started with it, stopped at its end), the
 // condition evaluated on every state the watch delivers, and the verdicts kept current, so the gate and the soak read
 // them at once and wake on the very event that changes one (no polling). A selection that cannot be read (kind not
-// served, Forbidden) holds its condition with the reason, like a Job check that cannot run.
-import { evaluateCondition, isNamed, selectorString, type CompiledCondition, type ConditionVerdict, type KubeObject } from "../conditions";
+// served, Forbidden) holds its condition with the reason, like a Job check that cannot run. Each condition is evaluated
+// in its own worker thread under a wall-clock budget (conditions/sandbox.ts): an expression that runs away holds its
+// gate saying so, and the Lease keeps renewing meanwhile.
+import { ConditionSandbox, isNamed, selectorString, type CompiledCondition, type ConditionVerdict, type KubeObject } from "../conditions";
 import type { CheckResult } from "./gate";
 import type { KubeApi, ObjectSelection, ObjectWatch } from "./ports";
 import * as msg from "./messages";
@@ -24,11 +26,12 @@ const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 export class ConditionWatch {
   private readonly verdicts = new Map<string, ConditionVerdict>();
   private readonly watches: ObjectWatch[] = [];
+  private readonly sandboxes: ConditionSandbox[] = [];
   private waiters: Array<() => void> = [];
   /** Counts verdict changes, so a waiter can tell whether anything changed since it last looked. */
   private version = 0;
 
-  constructor(kube: KubeApi, readonly gates: readonly ConditionGate[]) {
+  constructor(kube: KubeApi, readonly gates: readonly ConditionGate[], opts: { budgetMs?: number } = {}) {
     for (const g of gates) {
       this.verdicts.set(g.id, { state: "held", cause: "error", reason: msg.CONDITION_WAITING_FOR_OBJECTS });
       if (!kube.watchObjects) {
@@ -37,18 +40,20 @@ export class ConditionWatch {
       }
       const w = kube.watchObjects(selectionOf(g.compiled));
       this.watches.push(w);
-      void this.follow(g, w);
+      const sandbox = new ConditionSandbox(g.compiled, opts.budgetMs);
+      this.sandboxes.push(sandbox);
+      void this.follow(g, w, sandbox);
     }
   }
 
-  private async follow(g: ConditionGate, w: ObjectWatch): Promise<void> {
+  private async follow(g: ConditionGate, w: ObjectWatch, sandbox: ConditionSandbox): Promise<void> {
     try {
       for (;;) {
         const s = await w.next();
         if (!s) return;
         this.set(g.id, "unavailable" in s
           ? { state: "held", cause: "error", reason: s.unavailable }
-          : evaluateCondition(g.compiled, s.objects as KubeObject[]));
+          : await sandbox.evaluate(s.objects as KubeObject[]));
       }
     } catch (e) {
       this.set(g.id, { state: "held", cause: "error", reason: errorText(e) });
@@ -97,6 +102,7 @@ export class ConditionWatch {
 
   stop(): void {
     for (const w of this.watches) w.stop();
+    for (const s of this.sandboxes) s.stop();
     const w = this.waiters;
     this.waiters = [];
     for (const wake of w) wake();

@@ -2,7 +2,7 @@
 // before the call that takes it down (node.ts: Reboot on the >= 1.13 path, the legacy Upgrade which reboots by itself).
 // Between the two sit the re-plan, the pull, the install and the drain (up to nodeTimeout): the first answer may be
 // stale by then, or about another node (issue 18.2). Talos itself does not ask on the LifecycleService path, nor for a
-// legacy Upgrade with preserve from v1.12.9 / v1.13.4 (siderolabs/talos v1alpha1_server.go Upgrade: the mutex and
+// legacy Upgrade with preserve from v1.12.9 / v1.13.4 / v1.14.0-alpha.2 (siderolabs/talos v1alpha1_server.go Upgrade: the mutex and
 // ValidateForUpgrade run only when !force && !preserve), so this is the only check there is.
 import { errorText, type RunContext } from "./context";
 import type { Machine } from "./ports";

@@ -73,7 +73,8 @@ class EtcdRefusal extends Stop {}
 
 /**
  * Before a control plane's wave, etcd must be healthy and keep quorum without its member (Omni and talosctl ask the
- * same); asked again right before it goes down (node.ts).
+ * same); asked again right before it goes down (etcd.ts, node.ts): Talos' own check is skipped for preserved
+ * upgrades from v1.12.9, v1.13.4 and v1.14.0-alpha.2, and is never made on the LifecycleService path.
  */
 function etcdCheck(ctx: RunContext, machine: Pick<Machine, "name">): GateCheck {
   return {

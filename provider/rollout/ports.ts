@@ -180,6 +180,11 @@ export interface Manifest {
 
 export interface ApplyManifestsOptions {
   cluster: string;
+  /**
+   * Who applies (the Cluster resource's identity): recorded on each inventory entry; only this owner's entries are
+   * pruned by its applies.
+   */
+  owner?: string;
   /** Mode of manifests that set none (default `full`). */
   mode?: ManifestMode;
   /** Server-side dry run: validate and report what would change; nothing is written or pruned. */
@@ -259,6 +264,12 @@ export interface NodeImageFacts {
   extensions: string[];
   /** SecurityState.secure_boot (false when the node does not report it). */
   secureBoot: boolean;
+  /**
+   * The Image Factory the node was installed from: the host (with port and path prefix) of its machine config's
+   * `machine.install.image` when that is an Image Factory installer; read only for nodes whose installer comes from
+   * Image Factory.
+   */
+  factoryHost?: string;
 }
 
 /** One etcd member, with its health as its own control plane reports it (EtcdStatus). */

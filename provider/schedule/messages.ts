@@ -36,4 +36,5 @@ export const outsideWindow = (next: string) => `outside the maintenance window, 
 export const noWindowAhead = (days: number) =>
   `outside the maintenance window, and none opens within ${days} days; check maintenanceWindows`;
 export const windowOpenUntil = (end: string) => `maintenance window open until ${end}`;
+export const windowOpenAtLeastUntil = (end: string) => `maintenance window open until at least ${end} (adjoining windows without a gap)`;
 export const firstNodeAt = (start: string) => `first node starts at ${start}, when the next maintenance window opens`;

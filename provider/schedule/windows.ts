@@ -5,7 +5,8 @@
 // Wall-clock ranges follow the zone's clock across DST: "01:00-05:00" lasts 3 h on the spring-forward night and 5 h on
 // the fall-back night; a start in the skipped hour begins when the clock jumps; an ambiguous wall time (the repeated
 // hour) is the later of the two (luxon's choice, the shorter window). Cron starts are cron-parser's: in the skipped
-// hour they fire at the jump, in the repeated hour once. PURE (luxon for zones and calendars, cron-parser for cron).
+// hour they fire at the jump, in the repeated hour once; `H` is seeded by the window, so it means the same minute in
+// every preview and run. PURE (luxon for zones and calendars, cron-parser for cron).
 import { CronExpressionParser } from "cron-parser";
 import { DateTime, IANAZone } from "luxon";
 import { parseDuration } from "../template/duration";
@@ -24,8 +25,8 @@ interface Source {
   zone: string;
   /** Canonical form: two sources with the same key open at the same times. */
   key: string;
-  /** Occurrences with start ≤ t < end. */
-  containing(t: number): Interval[];
+  /** Occurrences with start ≤ t < end; each cron step taken is counted off `work` when given. */
+  containing(t: number, work?: { left: number }): Interval[];
   /** The earliest occurrence starting strictly after t, searching at most `horizonMs` ahead. */
   firstStartAfter(t: number, horizonMs: number): number | undefined;
 }
@@ -35,6 +36,11 @@ const FULL = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday"
 const DAY_MS = 86_400_000;
 /** How far ahead a next window is searched, and how long a chain of adjoining windows is followed. */
 export const HORIZON_DAYS = 366;
+/**
+ * Cron steps a chain of adjoining windows may take (a daily window is 366 over the horizon): `* * * * *` for 1m
+ * adjoins every minute, half a million windows a year; past this the plan says "open at least until".
+ */
+const MAX_CHAIN_WORK = 20_000;
 
 function dayIndex(s: string): number | undefined {
   const l = s.toLowerCase();
@@ -108,25 +114,38 @@ function weeklySource(days: Set<number>, startMin: number, endMin: number, zone:
   };
 }
 
+/**
+ * cron-parser's `H` (a hashed value) is random per parse unless seeded: the plan said 02:02 and the run's closed
+ * reason 02:29. Seeded by the window itself, it is the same in every preview and run.
+ */
+const hashSeedOf = (cron: string, zone: string) => `talos-gate ${cron} ${zone}`;
+
 function cronSource(cron: string, durationMs: number, zone: string): Source {
-  const parse = (from: number) => CronExpressionParser.parse(cron, { currentDate: new Date(from), tz: zone });
+  // Parsed once and moved with reset(): a parse per probe was most of the 41 s an every-minute window cost the plan.
+  const it = CronExpressionParser.parse(cron, { tz: zone, hashSeed: hashSeedOf(cron, zone) });
+  const from = (t: number) => {
+    it.reset(new Date(t));
+    return it;
+  };
   return {
     zone,
     key: `cron ${cron.split(/\s+/).join(" ")} ${durationMs} ${zone}`,
-    containing(t) {
+    containing(t, work) {
       // Starts in (t - duration, t] contain t. Walked forward with next(): cron-parser's prev() skips a start that
-      // fell into the spring-forward gap (it fires at the jump going forward, but prev() from after it misses it).
-      const it = parse(t - durationMs);
+      // fell into the spring-forward gap (it fires at the jump going forward, but prev() from after it misses it) and
+      // sees the repeated fall-back hour twice.
+      const starts = from(t - durationMs);
       let latest: number | undefined;
       for (let i = 0; i < 10_000; i++) {
-        const start = it.next().getTime();
+        if (work) work.left--;
+        const start = starts.next().getTime();
         if (start > t) break;
         latest = start;
       }
       return latest === undefined ? [] : [{ start: latest, end: latest + durationMs }];
     },
     firstStartAfter(t, horizonMs) {
-      const start = parse(t).next().getTime();
+      const start = from(t).next().getTime();
       return start > t && start - t <= horizonMs ? start : undefined;
     },
   };
@@ -176,7 +195,7 @@ function parseCron(v: Record<string, unknown>, field: string, failures: WindowFa
   if (fields !== 5) failures.push({ field: `${field}.cron`, message: M.cronInvalid(cron, M.cronFields(fields)) });
   else {
     try {
-      CronExpressionParser.parse(cron, zoneOk ? { tz: zone } : {}).next();
+      CronExpressionParser.parse(cron, zoneOk ? { tz: zone, hashSeed: hashSeedOf(cron, zone) } : {}).next();
     } catch (err) {
       failures.push({ field: `${field}.cron`, message: M.cronInvalid(cron, (err as Error).message) });
     }
@@ -208,17 +227,24 @@ export class MaintenanceSchedule {
    * unrestricted. A chain longer than the horizon ends at the horizon.
    */
   currentWindowEnd(now: Date): Date | undefined {
+    return this.windowEnd(now)?.end;
+  }
+
+  /** The current window's end, and whether the chain of adjoining windows was cut at MAX_CHAIN (then "at least"). */
+  private windowEnd(now: Date): { end: Date; atLeast: boolean } | undefined {
     if (this.unrestricted) return undefined;
     const t = now.getTime();
     const limit = t + HORIZON_DAYS * DAY_MS;
     let end: number | undefined;
+    const work = { left: MAX_CHAIN_WORK };
     for (let probe = t; probe < limit; ) {
-      const ends = this.sources.flatMap((s) => s.containing(probe)).map((i) => i.end);
+      if (work.left <= 0 && end !== undefined) return { end: new Date(end), atLeast: true };
+      const ends = this.sources.flatMap((s) => s.containing(probe, work)).map((i) => i.end);
       if (ends.length === 0) break;
       end = Math.max(...ends);
       probe = end;
     }
-    return end === undefined ? undefined : new Date(Math.min(end, limit));
+    return end === undefined ? undefined : { end: new Date(Math.min(end, limit)), atLeast: false };
   }
 
   /** The next window start strictly after `now` (within the horizon), and the zone of that window. */
@@ -246,8 +272,11 @@ export class MaintenanceSchedule {
   /** For the plan: until when the current window is open, or when the first node would start. */
   planLine(now: Date): string | undefined {
     if (this.unrestricted) return undefined;
-    const end = this.currentWindowEnd(now);
-    if (end) return M.windowOpenUntil(formatInstant(end, this.zoneAt(now)));
+    const open = this.windowEnd(now);
+    if (open) {
+      const text = formatInstant(open.end, this.zoneAt(now));
+      return open.atLeast ? M.windowOpenAtLeastUntil(text) : M.windowOpenUntil(text);
+    }
     const next = this.nextWindow(now);
     return next ? M.firstNodeAt(formatInstant(next.start, next.timeZone)) : M.noWindowAhead(HORIZON_DAYS);
   }

@@ -12,7 +12,7 @@ export type TalosErrorCode =
   // permanent
   | "PERMISSION_DENIED" | "UNAUTHENTICATED" | "CERTIFICATE" | "FAILED_PRECONDITION" | "NOT_FOUND" | "UNIMPLEMENTED"
   | "INVALID_ARGUMENT" | "INSTALLER_EXIT" | "SEQUENCE_FAILED" | "LOCKED" | "ROLLED_BACK" | "TIMEOUT" | "ETCD_QUORUM"
-  | "TARGET_UNKNOWN" | "CONFIG" | "INTERNAL" | "UNKNOWN";
+  | "TARGET_UNKNOWN" | "CONFIG" | "INTERNAL" | "TALOS_TOO_OLD" | "UNKNOWN";
 
 /** Refusals by Talos that go away by themselves: the same call may be sent again a little later. */
 const TRANSIENT_REFUSALS: ReadonlySet<TalosErrorCode> = new Set<TalosErrorCode>(["MUTEX_BUSY", "IN_PROGRESS", "ETCD_UNHEALTHY"]);
@@ -66,10 +66,24 @@ export function redact(text: string): string {
     .replace(/[A-Za-z0-9+/]{120,}={0,2}/g, "[redacted]");
 }
 
+/**
+ * Words that name a certificate problem. Not "handshake" or "alert" alone: a node mid-reboot fails the TLS handshake
+ * too (apid's proxy: `transport: authentication handshake failed: EOF`, or `... read: connection reset by peer`, from
+ * grpc-go's dial to the target's apid in internal/app/apid/pkg/backend/apid.go, talos v1.13.4) and must be waited
+ * for, not reported as a wrong talosconfig.
+ */
 const CERT_PATTERNS = [
   /certificate/i, /x509/i, /self[- ]signed/i, /unable to verify/i, /unable to get (local )?issuer/i, /unknown ca/i,
-  /ERR_TLS_CERT/i, /handshake/i, /alert/i, /wrong signature/i, /CERT_/,
+  /ERR_TLS_CERT/i, /wrong signature/i, /CERT_/,
 ];
+
+/**
+ * apid's proxy could not open a connection to the target node at all (grpc-go's dial or TLS handshake failed before
+ * any stream: google.golang.org/grpc v1.79.3 internal/transport/http2_client.go newHTTP2Client, "transport: Error
+ * while dialing: %v" / "transport: authentication handshake failed: %v"): the request never reached the node, so
+ * sending it again is safe.
+ */
+const NOT_DELIVERED = /transport: (Error while dialing|authentication handshake failed)/;
 
 /** The "what happened" part of a grpc-js error: the status details without grpc-js' "14 UNAVAILABLE: " prefix. */
 function detailOf(err: { details?: string; message?: string }): string {
@@ -79,8 +93,12 @@ function detailOf(err: { details?: string; message?: string }): string {
 
 /** Talos' etcd refusals that cannot pass by waiting (internal/pkg/etcd ValidateForUpgrade). */
 const ETCD_QUORUM = /insufficient to maintain quorum|only 1 etcd member found/i;
-/** Talos' etcd refusals that pass once every member is healthy again (a member catching up after its node booted). */
-const ETCD_UNHEALTHY = /etcd member \S+ is not (healthy|started)|etcdserver: no leader/i;
+/**
+ * Talos' etcd refusals that pass once every member is healthy again (a member catching up after its node booted), and
+ * etcd's own transient errors passed through by Talos (ValidateForUpgrade's MemberList, internal/pkg/etcd/etcd.go,
+ * talos v1.13.4; etcd api v3.6.8 v3rpc/rpctypes/error.go ErrGRPCTimeout "etcdserver: request timed out" and its variants).
+ */
+const ETCD_UNHEALTHY = /etcd member \S+ is not (healthy|started)|etcdserver: no leader|etcdserver: request timed out/i;
 
 export interface GrpcLikeError {
   code?: number | string;
@@ -104,6 +122,7 @@ export function classify(err: unknown, node: string, op: string): TalosError {
       // etcd answers Unavailable "etcdserver: no leader" through a live node: not a reachability problem
       if (ETCD_UNHEALTHY.test(detail)) return make("ETCD_UNHEALTHY", msg.etcdUnhealthy(node, op, detail));
       if (CERT_PATTERNS.some((p) => p.test(detail))) return make("CERTIFICATE", msg.certificate(node, op, detail));
+      if (NOT_DELIVERED.test(detail)) return new TalosError("UNAVAILABLE", msg.unavailable(node, op, detail), node, code, { detail, unsent: true });
       return make("UNAVAILABLE", msg.unavailable(node, op, detail));
     case Status.CANCELLED:
       return make("CANCELLED", msg.cancelled(node, op));

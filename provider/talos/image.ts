@@ -7,6 +7,16 @@ import { compareVersions, sameVersion, tryNormalizeVersion } from "../version";
 
 export const GHCR_INSTALLER = "ghcr.io/siderolabs/installer";
 export const FACTORY_HOST = "factory.talos.dev";
+/**
+ * Image Factory's schematic without customization (sha256 of `customization: {}\n`), the id Omni records for a
+ * machine installed bypassing Image Factory with no extensions (omni internal/backend/runtime/omni/controllers/omni/
+ * internal/talos/schematic.go GetSchematicInfo synthesizes it; Omni adds its own kernel args, talos-gate none).
+ */
+export const DEFAULT_SCHEMATIC = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+/** An Image Factory installer reference: `<factory>/[<platform>-]installer[-secureboot]/<schematic>[:tag]`. */
+const FACTORY_INSTALLER = /^(.+)\/(?:[a-z0-9]+-)?installer(?:-secureboot)?\/[0-9a-f]{64}$/;
+/** What an Image Factory host input may look like: a registry host (port, path prefix), no scheme, no tag. */
+const FACTORY_HOST_FORM = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?(\/[a-z0-9._-]+)*$/i;
 
 export interface InstallerImageOptions {
   /** Talos version, e.g. "v1.13.2" or "1.13.2". */
@@ -80,8 +90,24 @@ export interface InstallerChoice {
   installerImage?: string;
   /** One Image Factory schematic for every node, instead of each node's own. */
   schematic?: string;
-  /** Image Factory host, default factory.talos.dev. */
+  /** Image Factory host for every node; default: the host of the node's own install image, else factory.talos.dev. */
   factoryHost?: string;
+}
+
+/** The Image Factory host (with any port and path prefix) of an installer image from Image Factory, else undefined. */
+export function factoryHostOf(image: string | undefined): string | undefined {
+  if (!image) return undefined;
+  try {
+    return FACTORY_INSTALLER.exec(parseImageRef(image).repository)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks an Image Factory host input (`factory.example.com`, `registry:5000/factory`). */
+export function checkFactoryHost(host: string): string {
+  if (!FACTORY_HOST_FORM.test(host)) throw new TalosError("CONFIG", msg.badFactoryHost(host));
+  return host;
 }
 
 /** Talos from which Image Factory installer names carry the platform (`metal-installer`); Omni's rule. */
@@ -90,10 +116,13 @@ const PLATFORM_PREFIX_SINCE = "v1.10.0";
 /**
  * The installer image for upgrading `node` to `target`, as Omni builds it (internal/backend/installimage): an
  * explicit installer image wins; otherwise the schematic (explicit, else the node's own) gives
- * `<factory>/<platform>-installer[-secureboot]/<schematic>:<target>` — no `<platform>-` below Talos 1.10 — and a node
- * without a schematic gets the vanilla `ghcr.io/siderolabs/installer:<target>`. Stricter than Omni: a node that runs
- * extensions without a schematic (installed bypassing Image Factory) is refused, because the vanilla installer would
- * silently drop its extensions.
+ * `<factory>/<platform>-installer[-secureboot]/<schematic>:<target>` — no `<platform>-` below Talos 1.10. The factory
+ * is the explicit host, else the host of the node's own install image when that came from an Image Factory (a
+ * private factory), else factory.talos.dev. A node without a schematic gets what Omni gives it: from Talos 1.10 on a
+ * platform other than metal, the default schematic's `<platform>-installer` (its platform's installer); otherwise the
+ * vanilla `ghcr.io/siderolabs/installer:<target>` (the same as the metal installer of the default schematic).
+ * Stricter than Omni: a node that runs extensions without a schematic (installed bypassing Image Factory) is
+ * refused, because the vanilla installer would silently drop its extensions.
  */
 export function nodeInstallerImage(node: string, target: string, facts: NodeImageFacts, choice: InstallerChoice = {}): string {
   const version = tryNormalizeVersion(target);
@@ -102,10 +131,12 @@ export function nodeInstallerImage(node: string, target: string, facts: NodeImag
     parseImageRef(choice.installerImage);
     return choice.installerImage;
   }
-  const schematic = choice.schematic || facts.schematic;
+  let schematic = choice.schematic || facts.schematic;
   if (!schematic) {
     if (facts.extensions.length) throw new TalosError("CONFIG", msg.extensionsWithoutSchematic(node, facts.extensions), node);
-    return `${GHCR_INSTALLER}:${version}`;
+    const platformInstaller = !!facts.platform && facts.platform !== "metal" && compareVersions(version, PLATFORM_PREFIX_SINCE) >= 0;
+    if (!platformInstaller) return `${GHCR_INSTALLER}:${version}`;
+    schematic = DEFAULT_SCHEMATIC;
   }
   if (!/^[0-9a-f]{64}$/.test(schematic)) throw new TalosError("CONFIG", msg.badSchematic(schematic));
   let name = facts.secureBoot ? "installer-secureboot" : "installer";
@@ -113,5 +144,5 @@ export function nodeInstallerImage(node: string, target: string, facts: NodeImag
     if (!facts.platform) throw new TalosError("CONFIG", msg.noPlatform(node), node);
     name = `${facts.platform}-${name}`;
   }
-  return `${choice.factoryHost ?? FACTORY_HOST}/${name}/${schematic}:${version}`;
+  return `${choice.factoryHost || facts.factoryHost || FACTORY_HOST}/${name}/${schematic}:${version}`;
 }

@@ -40,6 +40,13 @@ export const msg = {
     `node ${node} runs system extensions (${extensions.join(", ")}) that did not come from Image Factory (it has no schematic), ` +
     "so its installer image cannot be derived and the vanilla installer would drop them; set installerImage to an image " +
     "that carries these extensions, or a schematic that contains them",
+  badFactoryHost: (host: string) =>
+    `"${host}" is not an Image Factory host; give the registry host the factory serves installers from, with its port ` +
+    "and path prefix if any and without https:// (e.g. factory.talos.dev or factory.example.com:5000)",
+  talosTooOld: (node: string, version: string) =>
+    `node ${node} answered as Talos ${version}: Talos before v1.2 cannot route a call to one node through an endpoint ` +
+    "(apid knows no `node` header), so the endpoint itself would be upgraded in its place; upgrade this cluster to " +
+    "v1.2 or later with talosctl first (talosctl -e <node> -n <node> upgrade), then let talos-gate take over",
   noPlatform: (node: string) =>
     `node ${node} reports no platform (Version API), which Image Factory installer names need from Talos 1.10; set installerImage explicitly`,
 
@@ -98,6 +105,17 @@ export const msg = {
     `talos: node ${node}: not upgraded to ${target}: Talos still refused after nodeTimeout ${dur(timeoutMs)} (last refusal: ${reason}); ` +
     "the node was not touched — fix what the refusal names, then re-run",
   retryingRefusal: (reason: string, inMs: number) => `Talos refused for now, retrying in ${dur(inMs)}: ${reason}`,
+  retryingLeakyRefusal: (reason: string, inMs: number) =>
+    `Talos refused for now, retrying in ${dur(inMs)} (slowly: this Talos leaks an etcd client on each refused Upgrade, ` +
+    `fixed in v1.12.9 and v1.13.4): ${reason}`,
+  notDelivered: (node: string, action: string, timeoutMs: number, detail: string) =>
+    `talos: node ${node}: ${action} could not be delivered within ${dur(timeoutMs)} (${detail}): the node was not reached ` +
+    "and not changed by it — check that it is up and that the talosconfig endpoints can reach it, then re-run",
+  otherUpgradeInFlight: () =>
+    "Talos locked our Upgrade out: another run's upgrade is still running on the node (draining); waiting for it to reboot the node",
+  otherUpgradeLanded: (node: string, now: string, target: string) =>
+    `talos: node ${node}: another upgrade was running on the node (our Upgrade was locked out) and it came back on ${now}, ` +
+    `not ${target}; re-run to upgrade it to ${target}`,
   answerLost: (node: string, action: string, detail: string, timeoutMs: number, last: string) =>
     `talos: node ${node}: the answer to ${action} was lost (${detail}) and the node did not reboot within ${dur(timeoutMs)} (${last}); ` +
     `it may not have received the request — ${action} is not sent twice without proof that the first did not take: ` +

@@ -14,7 +14,7 @@ import { classify, isTransientRefusal, TalosError } from "./errors";
 import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
 import { sameVersion } from "../version";
-import { needsStagedUpgrade, supportsLifecycleApi } from "./version";
+import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
 
 export interface UpgradeTuning {
   /**
@@ -26,12 +26,38 @@ export interface UpgradeTuning {
   probeTimeoutMs?: number;
   /** Longest pause between attempts of an action Talos refused for now (upgrade mutex, ...), default 10 s. */
   refusalRetryMaxMs?: number;
+  /**
+   * First pause after an etcd refusal of the legacy Upgrade on a Talos that leaks an etcd client per refusal
+   * (before v1.12.9, v1.13.0–v1.13.3), default 5 s; doubled up to `leakyRefusalRetryMaxMs`, default 60 s.
+   */
+  leakyRefusalRetryFirstMs?: number;
+  leakyRefusalRetryMaxMs?: number;
 }
 
 /** First pause between probes while waiting for a node; doubled up to `pollIntervalMs`. */
 const FIRST_POLL_MS = 100;
 /** First pause after a transient refusal; doubled up to `refusalRetryMaxMs`. */
 const FIRST_REFUSAL_RETRY_MS = 250;
+/**
+ * Pauses after an etcd refusal of the legacy Upgrade by a Talos that leaks an etcd client on each one: before the fix
+ * (talos 89e307e58, backported to v1.12.9 and v1.13.4) v1alpha1_server.go Upgrade never closed the client it opened
+ * for the mutex and ValidateForUpgrade, so a refusal every few seconds runs etcd out of file descriptors.
+ */
+const LEAKY_REFUSAL_RETRY_FIRST_MS = 5_000;
+const LEAKY_REFUSAL_RETRY_MAX_MS = 60_000;
+
+/** The pause before attempt `attempt + 1` of a refused call: doubling from `firstMs` up to `maxMs`. */
+export function refusalPauseMs(attempt: number, firstMs: number, maxMs: number): number {
+  return Math.min(maxMs, firstMs * 2 ** Math.min(attempt, 16));
+}
+
+/** The legacy Upgrade's sequences, which a killed run may have left running on the node. */
+const LEGACY_UPGRADE_SEQUENCES: readonly string[] = ["upgrade", "stageUpgrade"];
+/** How many buffered events are read to find such a sequence, and how long the stream may stay quiet meanwhile. */
+const TAIL_EVENTS = 200;
+const TAIL_QUIET_MS = 300;
+/** SequenceEvent actions (machine.SequenceEvent_Action). */
+const SEQUENCE_START = 1;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -106,10 +132,46 @@ class SequenceWatch {
   }
 }
 
+/**
+ * Whether another actor's legacy upgrade sequence is running on the node now (started, neither stopped nor failed,
+ * node not booted since), read from the node's event buffer; undefined when the node did not answer at all. Talos answers a second Upgrade while one runs with
+ * "sequence not started: locked" (v1alpha1_controller.go Run, ErrLocked from the priority lock, talos v1.13.4): when
+ * the running one is an upgrade (a killed run's, still draining), the node is about to reboot into its image.
+ */
+async function legacyUpgradeInFlight(client: TalosClient, node: string, ourActor: string, boundMs: number, signal?: AbortSignal): Promise<boolean | undefined> {
+  const stream = client.events(node, { tailEvents: TAIL_EVENTS }, { signal });
+  const running = new Set<string>();
+  let answered = false;
+  const it = stream[Symbol.asyncIterator]();
+  const deadline = Date.now() + boundMs;
+  try {
+    for (let left = boundMs; left > 0; left = deadline - Date.now()) {
+      const next = await Promise.race([it.next(), sleep(Math.min(TAIL_QUIET_MS, left)).then(() => undefined)]);
+      if (!next || next.done) break; // quiet: the buffer has been read
+      answered = true;
+      const e = next.value;
+      if (e.type !== "SequenceEvent") continue;
+      const p = e.payload;
+      if (p.sequence === "initialize" || p.sequence === "boot") running.clear(); // booted since
+      else if (LEGACY_UPGRADE_SEQUENCES.includes(p.sequence) && e.actorId && e.actorId !== ourActor) {
+        if (p.action === SEQUENCE_START && !p.error?.message) running.add(e.actorId);
+        else running.delete(e.actorId);
+      }
+    }
+  } catch {
+    // the stream broke: what was read so far still counts
+  } finally {
+    stream.cancel();
+  }
+  return answered ? running.size > 0 : undefined;
+}
+
 export async function upgradeNode(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning = {}): Promise<UpgradeNodeResult> {
   const pollMs = tuning.pollIntervalMs ?? 1000;
   const probeMs = tuning.probeTimeoutMs ?? 5000;
   const refusalMaxMs = tuning.refusalRetryMaxMs ?? 10000;
+  const leakyFirstMs = tuning.leakyRefusalRetryFirstMs ?? LEAKY_REFUSAL_RETRY_FIRST_MS;
+  const leakyMaxMs = tuning.leakyRefusalRetryMaxMs ?? LEAKY_REFUSAL_RETRY_MAX_MS;
   const target = targetVersion(opts.image, opts.targetVersion);
   const signal = opts.signal;
   const step = opts.onStep ?? (() => undefined);
@@ -126,6 +188,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     oldBootId = await client.bootId(node, probe);
     return true;
   });
+  refuseBeforeNodeRouting(node, from);
   if (sameVersion(from, target)) return { path: "none", fromVersion: from, toVersion: from, oldBootId, newBootId: oldBootId };
 
   let path: "lifecycle" | "legacy" = supportsLifecycleApi(from) && supportsLifecycleApi(target) ? "lifecycle" : "legacy";
@@ -133,6 +196,9 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   const watch = new SequenceWatch(client, node);
   /** Set when the answer to the rebooting action was lost: the action may or may not have started. */
   let lostAnswer: { action: string; detail: string } | undefined;
+  /** The actor id of our legacy Upgrade, and whether a LOCKED answer to it met another run's upgrade in flight. */
+  let ourActor = "";
+  let otherUpgradeInFlight = false;
   try {
     await Promise.race([watch.ready, sleep(probeMs, signal)]); // events only sharpen errors; never block on them
     checkAbort();
@@ -171,8 +237,11 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       step("installing", opts.image);
       const r = await sendAction("Upgrade", () => client.upgrade(node, { image: opts.image, preserve: true, stage: staged, force: false }, {
         signal, timeoutMs: opts.nodeTimeoutMs,
-      }));
-      if (r) watch.follow(r.actorId, staged ? ["stageUpgrade"] : ["upgrade"]);
+      }), !preserveSkipsEtcdChecks(from));
+      if (r) {
+        ourActor = r.actorId;
+        watch.follow(r.actorId, staged ? ["stageUpgrade"] : ["upgrade"]);
+      }
       step("rebooting");
     }
 
@@ -181,9 +250,12 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     let last = msg.lastNothing();
     let newBootId = "";
     await pollUntil(deadline, async (probe) => {
-      if (watch.error) throw watch.error;
+      // A LOCKED legacy Upgrade is decided by what runs on the node (below); every other sequence error at once.
+      const lockedOut = watch.error?.code === "LOCKED" && path === "legacy";
+      if (watch.error && !lockedOut) throw watch.error;
       const bootId = await client.bootId(node, probe);
       if (bootId === oldBootId) {
+        if (lockedOut && !otherUpgradeInFlight) await decideLockedOut(watch.error!, probe.timeoutMs);
         last = msg.lastSameBoot();
         return false;
       }
@@ -193,6 +265,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         return true;
       }
       // A staged upgrade boots once more before the new version runs; elsewhere this is an A/B rollback.
+      if (!staged && lockedOut) throw new TalosError("LOCKED", msg.otherUpgradeLanded(node, now, target), node);
       if (!staged) throw new TalosError("ROLLED_BACK", msg.rolledBack(node, now, target), node);
       last = msg.lastOtherVersion(now);
       return false;
@@ -211,10 +284,27 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   }
 
   /**
+   * A LOCKED answer to our legacy Upgrade while another run's upgrade is still running on the node (a killed run's,
+   * draining): not a failure — that upgrade reboots the node, and the version it boots decides. Throws the LOCKED
+   * error when nothing of the kind runs.
+   */
+  async function decideLockedOut(err: TalosError, boundMs: number): Promise<void> {
+    const inFlight = await legacyUpgradeInFlight(client, node, ourActor, boundMs, signal);
+    if (inFlight === false) throw err; // nothing that will reboot the node: the lock is someone else's sequence
+    if (inFlight) {
+      otherUpgradeInFlight = true;
+      step("waiting", msg.otherUpgradeInFlight());
+    }
+    // undefined: the node could not be asked (going down?): the next look decides, or its new boot does
+  }
+
+  /**
    * Sends a call Talos may refuse for now; a transient refusal (upgrade mutex, another installation in progress,
    * etcd not healthy yet) proves the call did not take, so it is sent again after a pause, until nodeTimeout.
+   * `leaky`: each etcd refusal costs the node an etcd client (legacy Upgrade on a Talos before the fix), so those are
+   * retried slowly, and not once more right at the deadline.
    */
-  async function untilAccepted<T>(send: () => Promise<T>): Promise<T> {
+  async function untilAccepted<T>(send: () => Promise<T>, leaky = false): Promise<T> {
     const refusalDeadline = Date.now() + opts.nodeTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       checkAbort();
@@ -223,10 +313,16 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       } catch (err) {
         if (!isTransientRefusal(err)) throw err;
         const e = err as TalosError;
+        const slow = leaky && (e.code === "MUTEX_BUSY" || e.code === "ETCD_UNHEALTHY");
         const left = refusalDeadline - Date.now();
-        if (left <= 0) throw new TalosError("TIMEOUT", msg.refusedUntilTimeout(node, target, opts.nodeTimeoutMs, e.detail ?? e.message), node);
-        const pause = Math.min(refusalMaxMs, FIRST_REFUSAL_RETRY_MS * 2 ** Math.min(attempt, 16), left);
-        step("installing", msg.retryingRefusal(e.detail ?? e.message, pause));
+        const wanted = slow ? refusalPauseMs(attempt, leakyFirstMs, leakyMaxMs) : refusalPauseMs(attempt, FIRST_REFUSAL_RETRY_MS, refusalMaxMs);
+        if (slow && wanted >= left) await sleep(Math.max(0, left), signal); // no last refusal (and leak) at the deadline
+        if (left <= 0 || (slow && wanted >= left)) {
+          checkAbort();
+          throw new TalosError("TIMEOUT", msg.refusedUntilTimeout(node, target, opts.nodeTimeoutMs, e.detail ?? e.message), node);
+        }
+        const pause = Math.min(wanted, left);
+        step("installing", slow ? msg.retryingLeakyRefusal(e.detail ?? e.message, pause) : msg.retryingRefusal(e.detail ?? e.message, pause));
         await sleep(pause, signal);
       }
     }
@@ -237,15 +333,17 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
    * answer was lost after the request may have reached the node: then only the boot id can tell, and the action is
    * not sent again. A request that reached no endpoint at all never left, and is sent again within nodeTimeout.
    */
-  async function sendAction<T>(action: string, send: () => Promise<T>): Promise<T | undefined> {
+  async function sendAction<T>(action: string, send: () => Promise<T>, leaky = false): Promise<T | undefined> {
     const actionDeadline = Date.now() + opts.nodeTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await untilAccepted(send);
+        return await untilAccepted(send, leaky);
       } catch (err) {
         const e = classify(err, node, action);
         if (e.code === "ABORTED" || !e.retryable || isTransientRefusal(e)) throw e;
-        if (e.unsent && Date.now() < actionDeadline) {
+        if (e.unsent) {
+          // never delivered (no endpoint, or apid's proxy could not reach the node): sending again is safe
+          if (Date.now() >= actionDeadline) throw new TalosError("TIMEOUT", msg.notDelivered(node, action, opts.nodeTimeoutMs, e.detail ?? e.message), node);
           await sleep(Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16)), signal);
           checkAbort();
           continue;

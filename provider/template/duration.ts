@@ -173,3 +173,12 @@ export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms)) throw new RangeError(`not a finite duration: ${ms}`);
   return formatDurationNs(BigInt(Math.round(ms * 1e6)));
 }
+
+/**
+ * The longest wait a Node.js timer can hold: setTimeout takes a signed 32-bit millisecond count and fires at once for
+ * anything larger (with only a warning), so `holdTimeout: "720h"` would fail every hold immediately. Durations that
+ * become timers are refused above it, naming the field.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** MAX_TIMER_MS as a Go duration a user can type (596h31m23.647s, rounded down to whole hours). */
+export const MAX_TIMER_TEXT = "596h";

@@ -10,7 +10,7 @@
 // PURE: files are read through the injected FileOptions.
 import { createHash } from "node:crypto";
 import { composeHealthcheck, CONFIG_HASH_ANNOTATION, type ComposedHealthcheckJob } from "./compose";
-import { parseDuration } from "./duration";
+import { MAX_TIMER_MS, MAX_TIMER_TEXT, parseDuration } from "./duration";
 import type { JsonObject } from "./jobmanifest";
 import * as M from "./messages";
 import { validateHealthcheck, type ParseOptions } from "./validate";
@@ -87,6 +87,7 @@ export function validateNodeHook(input: unknown, opts: ParseOptions & { cluster:
       if (typeof timeout !== "string") throw new Error("not a string");
       timeoutMs = parseDuration(timeout);
       if (timeoutMs < 1000) failures.push({ field: `${field}.timeout`, message: M.hook.timeoutTooShort });
+      if (timeoutMs > MAX_TIMER_MS) failures.push({ field: `${field}.timeout`, message: M.hook.timeoutTooLong(MAX_TIMER_TEXT) });
     } catch (err) {
       failures.push({ field: `${field}.timeout`, message: M.hook.timeoutInvalid(timeout, (err as Error).message) });
     }

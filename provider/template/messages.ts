@@ -148,6 +148,8 @@ export const healthcheck = {
   duplicate: (key: string) => `duplicate healthcheck ${q(key)}`,
   // Omni's server-side rule, reported at template time
   intervalMin: (id: string) => `healthcheck ${q(id)}: healthcheck interval must be at least 5s`,
+  intervalMax: (id: string, max: string) =>
+    `healthcheck ${q(id)}: healthcheck interval is longer than a timer can wait (2^31 ms, about 24 days); use at most ${max}`,
   // talos-gate (stricter than Omni: otherwise the upgrade fails half-way)
   duplicateId: (id: string) => `duplicate healthcheck ID ${q(id)}: two healthchecks would share the runner Job`,
   jobKind: (id: string, kind: string | undefined) =>
@@ -176,6 +178,7 @@ export const hook = {
     `container ${q(container)} sets env ${name}, which talos-gate sets for every hook Job (the node, its role and the phase)`,
   timeoutInvalid: (v: unknown, err: string) => `timeout ${JSON.stringify(v)} is invalid: ${err}; use a Go duration such as "10m"`,
   timeoutTooShort: "timeout must be at least 1s",
+  timeoutTooLong: (max: string) => `timeout is longer than a timer can wait (2^31 ms, about 24 days); use at most ${max}`,
 };
 
 /** Kubernetes' own DNS-1123 label messages (apimachinery validation). */

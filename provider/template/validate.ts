@@ -1,5 +1,6 @@
 // Loading (strict decode) and validation of Omni cluster templates with Omni's rules, messages and aggregation,
 // plus talos-gate's stricter healthcheck rules. Produces the normalized model (model.ts) or all errors.
+import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "./duration";
 import { stringify } from "yaml";
 import type { z } from "zod";
 import * as M from "./messages";
@@ -266,6 +267,7 @@ function validateOneHealthcheck(
   // Omni's server-side interval rule, checked here.
   const intervalMs = hc.interval?.ms ?? 0;
   if (intervalMs > 0 && intervalMs < MIN_INTERVAL_MS) list.add(ctx.leaf(M.healthcheck.intervalMin(ident), [...base, "interval"]));
+  if (intervalMs > MAX_TIMER_MS) list.add(ctx.leaf(M.healthcheck.intervalMax(ident, MAX_TIMER_TEXT), [...base, "interval"]));
   // talos-gate: the manifest must be a usable Job, and the runner Job name a DNS label.
   if (text !== undefined) {
     for (const e of checkJobManifest(ident, text).errors) list.add(ctx.leaf(e, contentPath));

@@ -8,6 +8,7 @@
 // kubeconfig built from it (env KUBECONFIG): the API server address of KUBERNETES_SERVICE_HOST/PORT, the volume's
 // CA and the pod's token. A pod that mounts no token (automountServiceAccountToken: false) gets a kubeconfig without
 // credentials, i.e. the anonymous user.
+import { writePrivateFile } from "../files";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { kubeconfigYaml } from "../kubeconfig";
@@ -81,7 +82,7 @@ export async function mountServiceAccount(
   const projection = tokenVolume(pod, container);
   const ns = pod.metadata.namespace ?? "default";
   if (!projection) {
-    fs.writeFileSync(kubeconfigPath, kubeconfigYaml({ server: rest.server, caData: "", user: "anonymous", credentials: {}, namespace: ns }), { mode: 0o600 });
+    writePrivateFile(kubeconfigPath, kubeconfigYaml({ server: rest.server, caData: "", user: "anonymous", credentials: {}, namespace: ns }));
     return { kubeconfigPath, close: () => undefined };
   }
   const dir = path.join(podDir, "serviceaccount");
@@ -115,9 +116,9 @@ export async function mountServiceAccount(
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   const write = (token: string) => {
-    fs.writeFileSync(path.join(dir, tokenPath), token, { mode: 0o600 });
+    writePrivateFile(path.join(dir, tokenPath), token);
     const user = `system:serviceaccount:${ns}:${pod.spec?.serviceAccountName || "default"}`;
-    fs.writeFileSync(kubeconfigPath, kubeconfigYaml({ server: rest.server, caData, user, credentials: { token }, namespace: ns }), { mode: 0o600 });
+    writePrivateFile(kubeconfigPath, kubeconfigYaml({ server: rest.server, caData, user, credentials: { token }, namespace: ns }));
   };
   const refreshAfter = (expires: string) => {
     const ttl = Date.parse(expires) - Date.now();

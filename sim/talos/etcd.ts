@@ -27,12 +27,16 @@ export interface EtcdMemberState {
 export interface EtcdKnobs {
   /** After its node boots, a member stays unhealthy (catching up, no leader) this long. Default 0. */
   unhealthyAfterBootMs: number;
+  /** The next N member lists (EtcdMemberList, Talos' ValidateForUpgrade) time out: "etcdserver: request timed out". */
+  requestTimeouts: number;
 }
 
 /** etcd's ErrLocked, wrapped as Talos wraps it (tryLockUpgradeMutex, then Upgrade). */
 export const MUTEX_LOCKED = "failed to acquire upgrade mutex: error trying to lock etcd upgrade mutex: mutex: Locked by another session";
 /** etcdserver.ErrNoLeader. */
 export const NO_LEADER = "etcdserver: no leader";
+/** etcd's rpctypes.ErrGRPCTimeout, as Talos passes it on (an etcd client error carries no gRPC status: Unknown). */
+export const REQUEST_TIMED_OUT = "etcdserver: request timed out";
 /** etcdserver.ErrTimeoutLeaderTransfer. */
 export const LEADER_TRANSFER_TIMEOUT = "etcdserver: request timed out, leader transfer took too long";
 
@@ -49,9 +53,11 @@ export class SimEtcd {
   private term = 2n;
   private index = 1000n;
   private mutexHolder?: string;
+  /** Members kept unhealthy whatever their node does (a rehearsal's `etcd-unhealthy` fault), by node name. */
+  private readonly held = new Set<string>();
 
   constructor(nodes: readonly EtcdNode[], knobs: Partial<EtcdKnobs> = {}) {
-    this.knobs = { unhealthyAfterBootMs: 0, ...knobs };
+    this.knobs = { unhealthyAfterBootMs: 0, requestTimeouts: 0, ...knobs };
     for (const node of nodes) this.members.push({ id: randomMemberId(), name: node.name, node, learner: false, healthy: node.up });
     this.elect();
   }
@@ -92,7 +98,7 @@ export class SimEtcd {
     const m = this.member(nodeName);
     if (!m) return;
     const join = () => {
-      if (!m.node.up) return;
+      if (!m.node.up || this.held.has(nodeName)) return;
       m.healthy = true;
       this.reconcile();
     };
@@ -111,6 +117,18 @@ export class SimEtcd {
     if (!m) throw new Error(`no etcd member for node ${nodeName}`);
     m.healthy = healthy && m.node.up;
     this.reconcile();
+  }
+
+  /** Keeps a member unhealthy through its node's reboots (`held`), or lets it be healthy again while its node is up. */
+  holdUnhealthy(nodeName: string, held: boolean): void {
+    if (held) this.held.add(nodeName);
+    else this.held.delete(nodeName);
+    this.setHealthy(nodeName, !held);
+  }
+
+  /** Whether the member of `nodeName` is kept unhealthy by `holdUnhealthy`. */
+  isHeldUnhealthy(nodeName: string): boolean {
+    return this.held.has(nodeName);
   }
 
   setLearner(nodeName: string, learner: boolean): void {
@@ -145,6 +163,7 @@ export class SimEtcd {
 
   /** EtcdMemberList: through a client to all control planes, with WithRequireLeader. */
   memberList(): EtcdMemberState[] {
+    this.timeOut("");
     if (!this.leader) throw new RpcError(Status.UNAVAILABLE, NO_LEADER);
     return [...this.members];
   }
@@ -184,10 +203,12 @@ export class SimEtcd {
 
   /**
    * Talos' pre-upgrade checks on a control plane (legacy Upgrade with force=false, and preserve=false or a Talos
-   * before v1.13.4, where preserve did not skip them): the upgrade mutex, then ValidateForUpgrade.
+   * where preserve did not skip them yet: before v1.12.9, v1.13.0–v1.13.3, v1.14.0-alpha.0/1; see
+   * preserveSkipsEtcdChecks in node.ts): the upgrade mutex, then ValidateForUpgrade.
    */
   validateForUpgrade(opts: { preserve: boolean; legacyOneMemberRule: boolean }): void {
     if (this.mutexHolder) throw new RpcError(Status.UNKNOWN, MUTEX_LOCKED);
+    this.timeOut("error validating etcd for upgrade: ");
     if (!this.leader) throw new RpcError(Status.UNKNOWN, `error validating etcd for upgrade: ${NO_LEADER}`);
     const n = this.members.length;
     if (opts.legacyOneMemberRule && !opts.preserve && n === 1) {
@@ -205,6 +226,13 @@ export class SimEtcd {
           `error validating etcd for upgrade: etcd member ${formatMemberId(m.id)} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded`);
       }
     }
+  }
+
+  /** Knob `requestTimeouts`: this request times out (Talos wraps the error with `prefix`). */
+  private timeOut(prefix: string): void {
+    if (this.knobs.requestTimeouts <= 0) return;
+    this.knobs.requestTimeouts--;
+    throw new RpcError(Status.UNKNOWN, `${prefix}${REQUEST_TIMED_OUT}`);
   }
 
   dispose(): void {

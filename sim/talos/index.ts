@@ -33,8 +33,8 @@
  *   `up`     (node, {version, bootId, uncordon})  the node booted (Node Ready, osImage "Talos (<version>)")
  * and may drain in `hooks.beforeLegacyDown(node)`, which the legacy upgrade awaits before going down.
  */
+import { writePrivateFile } from "../files";
 import { EventEmitter } from "node:events";
-import * as fs from "node:fs";
 import { stringify } from "yaml";
 import { ClientCertOptions, SimPki } from "./certs";
 import { EtcdKnobs, SimEtcd } from "./etcd";
@@ -247,7 +247,7 @@ export class TalosNodeSim extends EventEmitter {
 
   /** Writes `talosconfig(opts)` to `file` with mode 0600. */
   writeTalosconfig(file: string, opts: ClientCertOptions & { context?: string } = {}): void {
-    fs.writeFileSync(file, this.talosconfig(opts), { mode: 0o600 });
+    writePrivateFile(file, this.talosconfig(opts));
   }
 
   /** Brings up a node left down by `faults.neverComesBack`. */

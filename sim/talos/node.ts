@@ -6,7 +6,7 @@ import * as crypto from "node:crypto";
 import { status as Status } from "@grpc/grpc-js";
 import { AnyMessage } from "../../provider/talos/proto";
 import { parseImageRef, versionFromImage } from "../../provider/talos/image";
-import { supportsLifecycleApi } from "../../provider/talos/version";
+import { preserveSkipsEtcdChecks, supportsLifecycleApi } from "../../provider/talos/version";
 import { compareVersions } from "../../provider/version";
 import type { SimEtcd } from "./etcd";
 import { ErrorCode, ev, PhaseAction, SequenceAction, Stage, xid } from "./events";
@@ -44,6 +44,13 @@ export interface NodeFaults {
    * "unprocessed": the endpoint answers with the proxy's EOF error, and the node never acted on the request.
    */
   replyLost?: boolean | "unprocessed";
+  /**
+   * While the node is down, apid's proxy fails its TLS handshake with the node instead of being refused
+   * (`transport: authentication handshake failed: EOF`, as when the node's apid port accepts before its TLS is up).
+   */
+  handshakeWhileDown?: boolean;
+  /** The next N Reboot / legacy Upgrade calls are refused by the proxy ("connect: connection refused") and never reach the node. */
+  refuseActions?: number;
 }
 
 /** A system extension as the ExtensionStatus resource reports it. */
@@ -91,6 +98,8 @@ export interface SimNodeSpec {
   extensions?: SimExtension[];
   /** SecurityState.secure_boot. */
   secureBoot?: boolean;
+  /** The machine config's `machine.install.image` (the image the node was installed from); default the vanilla installer. */
+  installImage?: string;
 }
 
 /** Platform mode reported with a platform name (Talos: metal, container, or cloud). */
@@ -98,14 +107,8 @@ export function platformMode(platform: string): string {
   return platform === "metal" || platform === "container" ? platform : "cloud";
 }
 
-/**
- * Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks. Before v1.13.4 (siderolabs/talos
- * 89e307e58) only `force` skipped them, so a control plane upgraded with preserve=true, force=false still takes the
- * mutex and validates etcd. (The v1.14.0-alpha.0/alpha.1 pre-releases also lacked it; not modelled.)
- */
-export function preserveSkipsEtcdChecks(runningVersion: string): boolean {
-  return compareVersions(runningVersion, "v1.13.4") >= 0;
-}
+/** Whether `preserve` makes the legacy Upgrade skip the etcd mutex and checks (the rule and its sources: provider/talos/version.ts). */
+export { preserveSkipsEtcdChecks } from "../../provider/talos/version";
 
 export interface EventRecord {
   id: string;
@@ -132,6 +135,8 @@ export class SimNode {
   faults: NodeFaults = {};
   /** Requests this node received (whatever became of them): to prove an action was not sent twice. */
   readonly received = { upgrade: 0, reboot: 0, install: 0 };
+  /** Installer images this node ran (legacy upgrade sequences started, LifecycleService installs that succeeded). */
+  readonly installedImages: string[] = [];
   private staged?: string;
   private pulled?: Set<string>;
   private installing = false;
@@ -144,6 +149,8 @@ export class SimNode {
   private cordoned = false;
   readonly platform: string;
   readonly secureBoot: boolean;
+  /** machine.install.image of the node's machine config. */
+  readonly installImage: string;
   private _schematic?: string;
   private _extensions: SimExtension[];
 
@@ -154,6 +161,7 @@ export class SimNode {
     this._version = spec.version;
     this.platform = spec.platform ?? "metal";
     this.secureBoot = spec.secureBoot ?? false;
+    this.installImage = spec.installImage ?? `ghcr.io/siderolabs/installer:${spec.version}`;
     this._schematic = spec.schematic;
     this._extensions = spec.extensions ?? [];
   }
@@ -233,6 +241,7 @@ export class SimNode {
       setImmediate(() => this.publish(ev.sequence(req.stage ? "stageUpgrade" : "upgrade", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
     } else {
       this.sequence = "upgrade";
+      this.installedImages.push(req.image);
       setImmediate(() => void this.runLegacyUpgrade(actorId, req.image, target, req.stage));
     }
     return { ack: "Upgrade request received", actorId };
@@ -310,6 +319,7 @@ export class SimNode {
       if (exit === 0) {
         send({ progress: { message: `installed Talos ${versionFromImage(image)} to the inactive boot slot` } });
         this.staged = image;
+        this.installedImages.push(image);
       } else {
         send({ progress: { message: `error: installation failed (exit status ${exit})` } });
       }
@@ -405,6 +415,14 @@ export class SimNode {
     if (this._up || !this.pendingBoot) return false;
     clearTimeout(this.timer);
     this.pendingBoot();
+    return true;
+  }
+
+  /** Keeps a node that is down now from booting (never-comes-back set mid-reboot); false if it is not down. */
+  stayDown(): boolean {
+    if (this._up || !this.pendingBoot) return false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     return true;
   }
 

@@ -12,6 +12,10 @@ export const RUNTIME_NAMESPACE = "runtime";
 export const EXTENSION_STATUS_TYPE = "ExtensionStatuses.runtime.talos.dev";
 export const SECURITY_STATE_TYPE = "SecurityStates.talos.dev";
 export const SECURITY_STATE_ID = "securitystate";
+export const CONFIG_NAMESPACE = "config";
+export const MACHINE_CONFIG_TYPE = "MachineConfigs.config.talos.dev";
+/** A stand-in for the cluster's secrets in the simulated machine config: none of it may leave the provider. */
+export const SIM_CONFIG_SECRET = "sim-machine-secret-do-not-leak";
 
 interface WireResource {
   metadata: Record<string, unknown>;
@@ -20,12 +24,23 @@ interface WireResource {
 
 const timestamp = (ms: number) => ({ seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1e6 });
 
-function resource(node: SimNode, type: string, id: string, owner: string, specName: string, spec: Record<string, unknown>, yamlSpec: unknown): WireResource {
+function resource(node: SimNode, type: string, id: string, owner: string, specName: string, spec: Record<string, unknown>, yamlSpec: unknown,
+  namespace = RUNTIME_NAMESPACE): WireResource {
   const at = timestamp(node.bootedAt);
   return {
-    metadata: { namespace: RUNTIME_NAMESPACE, type, id, version: "1", owner, phase: "running", created: at, updated: at },
-    spec: { proto_spec: encodeSpec(specName, spec), yaml_spec: stringify(yamlSpec) },
+    metadata: { namespace, type, id, version: "1", owner, phase: "running", created: at, updated: at },
+    spec: { proto_spec: encodeSpec(specName, spec), yaml_spec: typeof yamlSpec === "string" ? yamlSpec : stringify(yamlSpec) },
   };
+}
+
+/** The active machine configuration (id v1alpha1): a v1alpha1 document with the install image, and secrets. */
+export function machineConfig(node: SimNode): WireResource {
+  const text = stringify({
+    version: "v1alpha1",
+    machine: { type: node.role, token: SIM_CONFIG_SECRET, install: { disk: "/dev/sda", image: node.installImage } },
+    cluster: { secret: SIM_CONFIG_SECRET },
+  }) + "---\napiVersion: v1alpha1\nkind: HostnameConfig\nhostname: " + node.name + "\n";
+  return resource(node, MACHINE_CONFIG_TYPE, "v1alpha1", "", "MachineConfigSpec", { yaml_marshalled: Buffer.from(text) }, text, CONFIG_NAMESPACE);
 }
 
 /** The node's ExtensionStatus resources: its extensions, then the `schematic` meta extension (Image Factory). */
@@ -49,6 +64,7 @@ const notFound = (type: string, ns: string, id: string) =>
 export function listResources(node: SimNode, namespace: string, type: string): WireResource[] {
   if (namespace === RUNTIME_NAMESPACE && type === EXTENSION_STATUS_TYPE) return extensionStatuses(node);
   if (namespace === RUNTIME_NAMESPACE && type === SECURITY_STATE_TYPE) return [securityState(node)];
+  if (namespace === CONFIG_NAMESPACE && type === MACHINE_CONFIG_TYPE) return [machineConfig(node)];
   throw new RpcError(Status.NOT_FOUND, `the simulated node serves no resources of type ${type} in namespace ${namespace}`);
 }
 

@@ -64,11 +64,15 @@ function route(dir: NodeDirectory, call: Call, allowed: Role[]): SimNode | Parti
     return err(grpc.status.UNAVAILABLE,
       'connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"');
   }
-  if (!n.up) {
-    return err(grpc.status.UNAVAILABLE, `connection error: desc = "transport: Error while dialing: dial tcp ${n.address}:50000: connect: connection refused"`);
-  }
+  if (!n.up) return n.faults.handshakeWhileDown ? err(grpc.status.UNAVAILABLE, HANDSHAKE_EOF) : refused(n);
   return n;
 }
+
+/** apid's proxy could not connect to the target node's apid (grpc-go's dial error, passed through). */
+const refused = (n: SimNode) =>
+  err(grpc.status.UNAVAILABLE, `connection error: desc = "transport: Error while dialing: dial tcp ${n.address}:50000: connect: connection refused"`);
+/** apid's proxy connected, and the TLS handshake with the target broke off (a node booting or going down). */
+const HANDSHAKE_EOF = 'connection error: desc = "transport: authentication handshake failed: EOF"';
 
 const toStatus = (e: unknown): Partial<grpc.StatusObject> =>
   e instanceof RpcError ? err(e.code, e.details) : err(grpc.status.INTERNAL, String((e as Error)?.message ?? e));
@@ -128,6 +132,11 @@ function events(dir: NodeDirectory): grpc.handleServerStreamingCall<any, any> {
  */
 function rebootingAction(dir: NodeDirectory, allowed: Role[], kind: "upgrade" | "reboot", fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
   return unary(dir, allowed, async (n, req) => {
+    if (n.faults.refuseActions) {
+      n.faults.refuseActions--;
+      const e = refused(n);
+      throw new RpcError(e.code!, e.details!);
+    }
     n.received[kind]++;
     const lost = n.faults.replyLost;
     if (lost === "unprocessed") throw new RpcError(grpc.status.UNAVAILABLE, PROXY_EOF);

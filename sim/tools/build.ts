@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { atLeast, isValidVersion } from "../../provider/version";
 import { toolMsg } from "./messages";
 import type { KubePins } from "./pins";
+import { processAlive } from "../pids";
 
 export interface BuildStep {
   tool: string;
@@ -117,15 +118,6 @@ export async function goBuild(steps: readonly BuildStep[], outDir: string, o: Bu
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Runs `body` holding `<dir>.lock`; waits (bounded) while another live process holds it, takes over a stale one. */
 export async function withBuildLock<T>(dir: string, say: (line: string) => void, body: () => Promise<T>, timeoutMs = 90 * 60_000): Promise<T> {
   const lock = `${dir}.lock`;
@@ -145,7 +137,7 @@ export async function withBuildLock<T>(dir: string, say: (line: string) => void,
     } catch {
       continue; // released between our attempt and this read
     }
-    if (!Number.isInteger(holder) || holder <= 0 || !alive(holder)) {
+    if (!Number.isInteger(holder) || holder <= 0 || !processAlive(holder)) {
       fs.rmSync(lock, { force: true });
       continue;
     }

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import YAML from "yaml";
 import { packageJson, packageRoot } from "../../provider/package";
-import { onSuiteEnd } from "../support/fixtures";
+import { onFileEnd } from "../support/fixtures";
 import { pulumiEnv, PulumiEnv } from "../support/pulumi";
 import {
   COMPAT_SIM, configure, createUserProject, mapSecrets, npmPack, Packed, run, SECRET_PLACEHOLDERS, userStack,
@@ -40,7 +40,7 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
 
   before(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-package-"));
-    onSuiteEnd(async () => fs.rmSync(work, { recursive: true, force: true }));
+    onFileEnd(async () => fs.rmSync(work, { recursive: true, force: true }));
     project = path.join(work, "infra");
     const t0 = Date.now();
     packed = npmPack(work);
@@ -87,7 +87,7 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   it("`talos-gate sim up` from the installed bin starts a cluster with the tools it finds", () => {
     const t0 = Date.now();
     const up = talosGate("sim", "up", ...COMPAT_SIM.args);
-    onSuiteEnd(async () => void talosGate("sim", "down"));
+    onFileEnd(async () => void talosGate("sim", "down"));
     assert.equal(up.code, 0, up.out + up.err);
     assert.match(up.out, new RegExp(`simulated cluster up in [\\d.]+s \\(pid \\d+\\): 1 control plane, 1 worker, Talos ${esc(FROM)}`));
     assert.ok(fs.existsSync(sim().kubeconfig) && fs.existsSync(sim().talosconfig));
@@ -129,6 +129,10 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   // CHANGELOG.md, "Compatibility": upgrading the package shows no diff on existing stacks. Each fixture is the state a
   // release left after the same run as above (scripts/compat-fixture.ts), so this sim is in the state it describes.
   const fixtures = fs.readdirSync(path.join(packageRoot, "tests", "fixtures", "compat")).filter((f) => f.endsWith(".json")).sort();
+  it("every release's stack is checked: tests/fixtures/compat/ holds a fixture per release", () => {
+    // An empty folder would silently check nothing; 0.1.0 is the first release (CHANGELOG.md).
+    assert.ok(fixtures.includes("v0.1.0.json"), `compatibility fixtures: ${fixtures.join(", ") || "none"}`);
+  });
   for (const file of fixtures) {
     it(`a stack written by talos-gate ${file.replace(/\.json$/, "")} previews with no changes after upgrading the package`, async () => {
       const fixture = JSON.parse(fs.readFileSync(path.join(packageRoot, "tests", "fixtures", "compat", file), "utf8")) as CompatFixture;

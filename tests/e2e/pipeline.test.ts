@@ -13,8 +13,9 @@ import { createKubeApi } from "../../provider/kube";
 import { packageRoot } from "../../sim/tools";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Healthcheck, TalosUpgrade } from "../../sdk";
-import { inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
-import { coreApi, countBoots, leftoverRunners, setGate, testSim, nodeVersions } from "../support/sim";
+import { killCli, Proc, processesUnder, waitGone } from "../support/processes";
+import { directoryStack, inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
+import { coreApi, countBoots, credentialLeaks, leftoverRunners, setGate, testSim, nodeVersions } from "../support/sim";
 
 const FROM = "v1.12.4";
 
@@ -48,6 +49,20 @@ function jobObject(script: string): Record<string, unknown> {
     },
   };
 }
+
+/** The pipeline's stack as a directory program (index.js), its inputs in knobs.json beside it. */
+const DIRECTORY_PROGRAM = `
+const pulumi = require("@pulumi/pulumi");
+const { Cluster, Healthcheck, TalosUpgrade } = require("talos-gate");
+const k = require("./knobs.json");
+const cluster = new Cluster("sim", {
+  clusterName: "sim", kubeconfig: pulumi.secret(k.kubeconfig), talosconfig: pulumi.secret(k.talosconfig),
+  manifests: [{ name: "gate-rbac", inline: k.rbac }],
+});
+const gate = new Healthcheck("gate", { cluster, name: "gate", interval: "5s", job: k.job });
+const upgrade = new TalosUpgrade("talos", { cluster, version: k.version, healthchecks: [gate], holdTimeout: "5m", nodeTimeout: "2m" });
+exports.status = upgrade.status;
+`;
 
 const MARKER = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "spell-marker", namespace: "default" }, data: { a: "1" } };
 
@@ -117,20 +132,29 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     return JSON.parse(state).resources.find((r: { type: string }) => r.type.endsWith("TalosUpgrade"));
   }
 
-  it("a check that never finishes ends the update at holdTimeout, saying it was waiting to complete", async () => {
-    knobs = { version: "v1.13.2", holdTimeout: "20s", script: "sleep 100000" };
-    const started = Date.now();
-    await assert.rejects(stack.up(), (err: Error) => {
-      assert.match(err.message, /held the upgrade longer than holdTimeout 20s before wave 1\/3: "cluster-sim-gate": waiting to complete/);
+  it("a check that never finishes ends the update at holdTimeout, saying it was waiting to complete", async function () {
+    // Before the fix this `up` never ended (it ran for 13 minutes until killed): a hang fails the test.
+    this.timeout(180_000);
+    knobs = { version: "v1.13.2", holdTimeout: "10s", script: "sleep 100000" };
+    const output: string[] = [];
+    let error = "";
+    await assert.rejects(stack.up({ onOutput: (o) => output.push(o) }), (err: Error) => {
+      assert.match(err.message, /held the upgrade longer than holdTimeout 10s before wave 1\/3: "cluster-sim-gate": waiting to complete/);
+      error = err.message;
       return true;
     });
-    // Not a speed assertion: before the fix this `up` never ended (it ran for 13 minutes until killed).
-    assert.ok(Date.now() - started < 120_000, "the update ended at its bound, not left waiting on the check");
     const res = upgradeState(await stateText(stack));
     assert.equal(res.outputs.status.phase, "Failed", "partial state is saved");
     assert.deepEqual(await versions(), { "cp-1": FROM, "w-1": FROM, "w-2": FROM }, "no node touched");
     assert.deepEqual(await leftoverRunners(sim), [], "the runner Job of the cut-short check is deleted");
     assert.equal(await leaseHolder(), undefined, "the lease is released");
+    // Secrets after a failed run: nothing of the kubeconfig or talosconfig in the state file, the error, the update's
+    // output or the mirrored status.
+    const mirror = await coreApi(sim).readNamespacedConfigMap({ name: "talos-gate-status-sim", namespace: "kube-system" });
+    assert.deepEqual(credentialLeaks(sim, {
+      state: fs.readFileSync(path.join(env.dir, "state", ".pulumi", "stacks", "pipeline", "test.json"), "utf8"),
+      error, output: output.join(""), "status.error": String(res.outputs.status.error ?? ""), mirror: JSON.stringify(mirror.data),
+    }), []);
   });
 
   it("SIGTERM to the pulumi CLI alone stops the rollout before the next node; the next up resumes", async () => {
@@ -156,26 +180,37 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
   });
 
-  it("the CLI killed outright: the orphaned provider stops before the next node and exits", async () => {
-    knobs = { version: "v1.13.3" };
+  it("the CLI killed outright: nothing started for the update outlives it; the provider stops before the next node", async () => {
+    // A directory program, as a pipeline runs one: only then does the CLI start a language host, and it the program.
+    const killedStack = await directoryStack(env, "pipeline", "killed", {
+      "index.js": DIRECTORY_PROGRAM,
+      "knobs.json": JSON.stringify({
+        kubeconfig: sim.kubeconfig, talosconfig: sim.talosconfig, rbac: GATE_RBAC, job: jobObject(GATE_SCRIPT), version: "v1.13.3",
+      }),
+    });
     boots.clear();
-    let killed = false;
-    await assert.rejects(stack.up({
+    let killed: { at: number; procs: Proc[] } | undefined;
+    await assert.rejects(killedStack.up({
       onOutput: (o) => {
-        if (!killed && /node cp-1: (rebooting|waiting)/.test(o)) killed = signalCli(env.dir, "SIGKILL");
+        if (!killed && /node cp-1: (rebooting|waiting)/.test(o)) killed = killCli(killedStack.workspace.workDir!);
       },
     }));
-    assert.ok(killed, "the CLI process was found and killed");
+    assert.ok(killed && killed.procs.length > 0, "the CLI process was found and killed");
+    const started = killed.procs.map((p) => p.cmd).join("\n");
+    for (const what of [/pulumi-language-nodejs/, /@pulumi\/pulumi\/cmd\/run/, /dynamic-provider/]) {
+      assert.match(started, what, "the update's language host, program and provider were recorded");
+    }
+    const left = await waitGone(killed.procs, killed.at + 10_000 - Date.now());
+    assert.deepEqual(left.map((p) => `${p.pid} ${p.cmd}`), [], "no process started for the update is left 10 s after the CLI was killed");
     // The killed CLI left its lock (and a pending operation): what a user does next is `pulumi cancel`.
-    await stack.cancel();
-    await waitFor("the orphaned provider process to exit", async () => providerPids(env.dir).length === 0, 90_000);
+    await killedStack.cancel();
     const after = await versions();
     assert.equal(after["cp-1"], "v1.13.3", "the node in flight finished");
     assert.deepEqual([after["w-1"], after["w-2"]], ["v1.13.2", "v1.13.2"], "it stopped before the next node");
     const mirrored = await mirroredStatus(sim);
     assert.match(mirrored.error, /cancelled before node w-1.*the Pulumi CLI is gone/);
     assert.equal(await leaseHolder(), undefined, "the lease is released");
-    const up = await stack.up();
+    const up = await killedStack.up();
     assert.equal(up.outputs.status.value.phase, "Done");
     assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
   });
@@ -315,33 +350,6 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     await stack?.destroy().catch(() => undefined);
   });
 });
-
-async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** Processes whose working directory is under `dir` and whose command line matches `match`. */
-function processesUnder(dir: string, match: (cmd: string) => boolean): number[] {
-  const pids: number[] = [];
-  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-      if (match(cmd) && cwd.startsWith(path.resolve(dir))) pids.push(Number(pid));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return pids;
-}
-
-function providerPids(dir: string): number[] {
-  return processesUnder(dir, (cmd) => cmd.includes("dynamic-provider"));
-}
 
 /** Signals the pulumi CLI running `up` under `dir`, and nothing else (what `timeout` and CI runners do). */
 function signalCli(dir: string, signal: NodeJS.Signals): boolean {

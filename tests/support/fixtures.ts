@@ -1,13 +1,23 @@
-// Registry of long-lived test fixtures (kube-apiserver, simulated clusters, ...), stopped by the root hook.
+// Registry of long-lived test fixtures (control planes, simulated clusters, clients, temp dirs). A fixture lives as
+// long as the test file that started it: tests/support/hooks.ts stops a file's fixtures after its last suite, so idle
+// control planes do not pile up through a run. Fixtures shared by every file (the shared control plane), and those
+// registered while the files are loaded (no file runs yet, so whose they are is unknown), live until the end of the run.
 type Stopper = () => Promise<void>;
-const stoppers: Stopper[] = [];
+const fileStoppers: Stopper[] = [];
+const runStoppers: Stopper[] = [];
+let fileRunning = false;
 
-/** Registers a cleanup to run after the whole suite (last registered, first stopped). */
-export function onSuiteEnd(stop: Stopper): void {
-  stoppers.push(stop);
+/** Registers a cleanup to run after the current test file (last registered, first stopped). */
+export function onFileEnd(stop: Stopper): void {
+  (fileRunning ? fileStoppers : runStoppers).push(stop);
 }
 
-export async function stopAllFixtures(): Promise<void> {
+/** Registers a cleanup to run after the whole run, for a fixture every file shares. */
+export function onRunEnd(stop: Stopper): void {
+  runStoppers.push(stop);
+}
+
+async function stopAll(stoppers: Stopper[]): Promise<void> {
   while (stoppers.length > 0) {
     const stop = stoppers.pop()!;
     try {
@@ -17,3 +27,16 @@ export async function stopAllFixtures(): Promise<void> {
     }
   }
 }
+
+/** A test file starts running: what it registers from now on is its own. */
+export function fileStarted(): void {
+  fileRunning = true;
+}
+
+/** The running file ended: stops its fixtures. */
+export async function stopFileFixtures(): Promise<void> {
+  fileRunning = false;
+  await stopAll(fileStoppers);
+}
+
+export const stopRunFixtures = () => stopAll(runStoppers);

@@ -4,7 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { ControlPlane, startControlPlane } from "../../sim/controlplane";
 import { KubeSim, startKubeSim } from "../../sim/kube";
-import { onSuiteEnd } from "./fixtures";
+import { onRunEnd } from "./fixtures";
 
 export const TEST_NODES = ["kubelet-1", "kubelet-2"];
 
@@ -14,14 +14,14 @@ function sharedCluster(): Promise<{ cp: ControlPlane; kubelets: KubeSim }> {
   if (!shared) {
     shared = (async () => {
       const cp = await startControlPlane();
-      onSuiteEnd(() => cp.stop());
+      onRunEnd(() => cp.stop());
       const kubelets = await startKubeSim({
         kubeconfig: cp.kubeconfig,
         machines: TEST_NODES.map((name, i) => ({ name, role: "worker" as const, address: `10.4.0.${i + 2}`, talosVersion: "v1.12.4" })),
         workloadPodsPerNode: 0,
         daemonSetPods: false,
       });
-      onSuiteEnd(() => kubelets.stop());
+      onRunEnd(() => kubelets.stop());
       return { cp, kubelets };
     })();
   }

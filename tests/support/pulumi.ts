@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { devToolPath, packageRoot, toolsBin } from "../../sim/tools";
-import { onSuiteEnd } from "./fixtures";
+import { onFileEnd } from "./fixtures";
 
 export interface PulumiEnv {
   dir: string;
@@ -19,7 +19,7 @@ export async function pulumiEnv(): Promise<PulumiEnv> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-pulumi-"));
   fs.mkdirSync(path.join(dir, "state"));
   fs.mkdirSync(path.join(dir, "home"));
-  onSuiteEnd(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  onFileEnd(async () => fs.rmSync(dir, { recursive: true, force: true }));
   const envVars: Record<string, string> = {
     PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
     PULUMI_HOME: path.join(dir, "home"),
@@ -56,6 +56,27 @@ export async function inlineStack(env: PulumiEnv, projectName: string, program: 
       projectSettings: { name: projectName, runtime: "nodejs", backend: { url: env.envVars.PULUMI_BACKEND_URL } },
     },
   );
+}
+
+/**
+ * A program directory with `files` (index.js and what it reads), run by the CLI through the Node.js language host in
+ * .tools/bin, as `pulumi up` in a user's project does: inline programs (inlineStack) never start a language host.
+ */
+export async function directoryStack(env: PulumiEnv, projectName: string, stackName: string, files: Record<string, string>): Promise<Stack> {
+  const workDir = programDir(env, `${projectName}-${stackName}`);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(workDir, name), text);
+  fs.writeFileSync(path.join(workDir, "Pulumi.yaml"), [
+    `name: ${projectName}`,
+    "runtime:",
+    "  name: nodejs",
+    "  options:",
+    "    typescript: false",
+    "main: index.js",
+    `backend:`,
+    `  url: ${env.envVars.PULUMI_BACKEND_URL}`,
+    "",
+  ].join("\n"));
+  return LocalWorkspace.createOrSelectStack({ stackName, workDir }, { pulumiCommand: env.command, envVars: env.envVars });
 }
 
 /** Exported stack state as text, to assert on what Pulumi stored. */

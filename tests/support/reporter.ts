@@ -1,14 +1,46 @@
-// Mocha's spec reporter plus one plain closing line "N passed, N failed, N skipped" that CI tooling reads.
+// Mocha's spec reporter, then each file's wall time and the slowest tests (so the next slow-down shows in CI output),
+// and one plain closing line "N passed, N failed, N skipped" that CI tooling reads. With TALOS_GATE_TEST_SUMMARY set,
+// the counts and timings are also written there as JSON, for scripts/test.sh to combine the halves of a split run.
+import * as fs from "node:fs";
 import Mocha from "mocha";
+import { formatTimings, RunSummary, SLOWEST, sourceName } from "./timings";
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
     super(runner, options);
+    const c = Mocha.Runner.constants;
     let passed = 0, failed = 0, skipped = 0;
-    runner.on(Mocha.Runner.constants.EVENT_TEST_PASS, () => passed++);
-    runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, () => failed++);
-    runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, () => skipped++);
-    runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
+    // A file's time runs from its first top-level suite's start to its last one's end, hooks included.
+    const files = new Map<string, { ms: number; tests: number; since?: number }>();
+    const tests: RunSummary["slowest"] = [];
+    const fileOf = (s: Mocha.Suite | Mocha.Runnable) => sourceName(s.file);
+    runner.on(c.EVENT_SUITE_BEGIN, (s: Mocha.Suite) => {
+      if (!s.parent?.root) return;
+      const f = files.get(fileOf(s)) ?? { ms: 0, tests: 0 };
+      f.since = Date.now();
+      files.set(fileOf(s), f);
+    });
+    runner.on(c.EVENT_SUITE_END, (s: Mocha.Suite) => {
+      const f = s.parent?.root ? files.get(fileOf(s)) : undefined;
+      if (f?.since !== undefined) f.ms += Date.now() - f.since;
+    });
+    const counted = (t: Mocha.Test) => {
+      const f = files.get(fileOf(t));
+      if (f) f.tests++;
+      tests.push({ title: t.fullTitle(), file: fileOf(t), ms: t.duration ?? 0 });
+    };
+    runner.on(c.EVENT_TEST_PASS, (t: Mocha.Test) => { passed++; counted(t); });
+    runner.on(c.EVENT_TEST_FAIL, (t: Mocha.Test) => { failed++; if (t.type === "test") counted(t); });
+    runner.on(c.EVENT_TEST_PENDING, () => skipped++);
+    runner.once(c.EVENT_RUN_END, () => {
+      const summary: RunSummary = {
+        passed, failed, skipped,
+        files: [...files].map(([file, f]) => ({ file, ms: f.ms, tests: f.tests })),
+        slowest: tests.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST),
+      };
+      const out = process.env.TALOS_GATE_TEST_SUMMARY;
+      if (out) fs.writeFileSync(out, JSON.stringify(summary));
+      process.stdout.write(formatTimings(summary));
       process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
     });
   }

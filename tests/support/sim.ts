@@ -1,11 +1,12 @@
 // A simulated cluster per test file, plus small helpers tests use against it.
 import * as k8s from "@kubernetes/client-node";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../sim/cluster";
-import { onSuiteEnd } from "./fixtures";
+import { freshControlPlane } from "./controlPlanes";
+import { onFileEnd } from "./fixtures";
 
 export async function testSim(opts: SimClusterOptions = {}): Promise<SimCluster> {
-  const sim = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 1, pullMs: 50, installMs: 50, ...opts });
-  onSuiteEnd(() => sim.stop());
+  const sim = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 1, pullMs: 50, installMs: 50, controlPlane: freshControlPlane(), ...opts });
+  onFileEnd(() => sim.stop());
   return sim;
 }
 
@@ -104,4 +105,21 @@ export async function nodeVersions(sim: SimCluster): Promise<Record<string, stri
   } finally {
     await kube.close();
   }
+}
+
+/**
+ * Where credential material of the sim's kubeconfig or talosconfig (client keys and certificates, base64) appears in
+ * `texts` (name → text): the names of the texts that hold any, for asserting that none does.
+ */
+export function credentialLeaks(sim: SimCluster, texts: Record<string, string>): string[] {
+  const marks = [
+    /client-key-data: (\S+)/.exec(sim.kubeconfig)?.[1],
+    /client-certificate-data: (\S+)/.exec(sim.kubeconfig)?.[1],
+    /\bkey: (\S+)/.exec(sim.talosconfig)?.[1],
+    /\bcrt: (\S+)/.exec(sim.talosconfig)?.[1],
+  ].map((m) => m?.slice(0, 40)).filter((m): m is string => !!m && m.length === 40);
+  if (marks.length !== 4) throw new Error("the sim's kubeconfig or talosconfig has no key or certificate to look for");
+  return Object.entries(texts)
+    .filter(([, text]) => text.includes("BEGIN") || marks.some((m) => text.includes(m)))
+    .map(([name]) => name);
 }

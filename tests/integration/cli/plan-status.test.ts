@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { SimCluster } from "../../../sim/cluster";
@@ -55,6 +56,36 @@ describe("integration: cli — talos-gate plan and status against the sim", func
       const any = await talosGate(["status"], { KUBECONFIG: s.kubeconfigPath });
       assert.equal(any.code, 1);
       assert.match(any.stderr, /no upgrade status in this cluster yet .*run `pulumi up` first/);
+    });
+
+    it("stop and status print what others wrote in the cluster without terminal escapes", async () => {
+      const kc = new k8s.KubeConfig();
+      kc.loadFromString(s.kubeconfig);
+      const evil = "\u001b]0;owned\u0007\u001b[2J\u009b2Jx";
+      const now = new Date();
+      await kc.makeApiClient(k8s.CoordinationV1Api).createNamespacedLease({ namespace: "kube-system", body: {
+        metadata: { name: "talos-gate-escapes" },
+        spec: { holderIdentity: `ci${evil}`, leaseDurationSeconds: 60, acquireTime: new k8s.V1MicroTime(now.getTime()), renewTime: new k8s.V1MicroTime(now.getTime()) },
+      } });
+      await kc.makeApiClient(k8s.CoreV1Api).createNamespacedConfigMap({ namespace: "kube-system", body: {
+        metadata: { name: "talos-gate-status-escapes", labels: { "talos-gate.dev/cluster": "escapes" } },
+        data: { "status.json": JSON.stringify({ cluster: "escapes", phase: "Upgrading", status: "", step: `held${evil}`, error: "", lastUpgradeVersion: "", currentUpgradeVersion: "", machines: [], healthchecks: [] }) },
+      } });
+      // eslint-disable-next-line no-control-regex
+      const raw = /[\u001b\u0007\u009b]/;
+      const stop = await talosGate(["stop", "--kubeconfig", s.kubeconfigPath, "--cluster", "escapes", "--no-wait"]);
+      assert.equal(stop.code, 0, stop.stderr);
+      assert.match(stop.stdout, /held by "ci2Jx"/);
+      assert.doesNotMatch(stop.stdout, raw);
+      for (const args of [[], ["--json"]]) {
+        const status = await talosGate(["status", "--kubeconfig", s.kubeconfigPath, "--cluster", "escapes", ...args]);
+        assert.equal(status.code, 0, status.stderr);
+        assert.match(status.stdout, /held/);
+        assert.doesNotMatch(status.stdout, raw);
+      }
+      // Gone again: the later tests find this file's one cluster without --cluster.
+      await kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedConfigMap({ name: "talos-gate-status-escapes", namespace: "kube-system" });
+      await kc.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease({ name: "talos-gate-escapes", namespace: "kube-system" });
     });
 
     it("status and plan: a missing or unreadable kubeconfig is a clear error", async () => {

@@ -1,13 +1,13 @@
 // `talos-gate sim up|status|down` as a user runs them: a background simulated cluster in a directory, its files, its
 // status table, and clear messages for starting twice and stopping what is not running.
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createKubeApi } from "../../../provider/kube";
 import { createTalosApi } from "../../../provider/talos";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 
 /** A pull no test waits for: the knob's effect shows as an upgrade that cannot finish within its node timeout. */
 const LONG_PULL_MS = 600_000;
@@ -22,7 +22,7 @@ function talosGate(...args: string[]) {
 describe("integration: cli — talos-gate sim up, status, down", function () {
   this.timeout(300000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-simcli-"));
-  onSuiteEnd(async () => {
+  onFileEnd(async () => {
     talosGate("sim", "down", "--dir", dir);
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -71,9 +71,81 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
   it("status lists the nodes with versions and readiness", () => {
     const st = talosGate("sim", "status", "--dir", dir);
     assert.equal(st.code, 0, st.stderr);
-    assert.match(st.stdout, /NODE\s+ROLE\s+TALOS\s+READY\s+CORDONED\s+ADDRESS/);
-    assert.match(st.stdout, /cp-1\s+controlplane\s+v1\.13\.0\s+yes\s+no/);
-    assert.match(st.stdout, /w-1\s+worker\s+v1\.13\.0\s+yes\s+no/);
+    assert.match(st.stdout, /NODE\s+ROLE\s+TALOS\s+READY\s+CORDONED\s+FAULTS\s+ADDRESS/);
+    assert.match(st.stdout, /cp-1\s+controlplane\s+v1\.13\.0\s+yes\s+no\s+-\s/);
+    assert.match(st.stdout, /w-1\s+worker\s+v1\.13\.0\s+yes\s+no\s+-\s/);
+  });
+
+  it("issue 18 point 10: sim fault sets rehearsal faults on the running daemon, status lists them, clear removes them", async () => {
+    const state = JSON.parse(fs.readFileSync(path.join(dir, "state.json"), "utf8"));
+    assert.equal(fs.statSync(path.join(dir, "state.json")).mode & 0o077, 0, "the control token is readable only by its owner");
+    const talos = createTalosApi(fs.readFileSync(path.join(dir, "talosconfig"), "utf8"));
+    try {
+      const worker = state.machines[1].address;
+      const set = talosGate("sim", "fault", "w-1", "pull-failure", "--dir", dir);
+      assert.equal(set.code, 0, set.stderr);
+      assert.equal(set.stdout, "node w-1: pull-failure\n");
+      // The fault acts on the daemon's node: the pull fails at once instead of taking its 10 minutes.
+      await assert.rejects(
+        talos.upgradeNode(worker, { image: "ghcr.io/siderolabs/installer:v1.13.2", targetVersion: "v1.13.2", nodeTimeoutMs: 60_000 }),
+        /node 10\.5\.0\.3: pull ghcr\.io\/siderolabs\/installer:v1\.13\.2: error pulling image/,
+      );
+      assert.equal(talosGate("sim", "fault", "10.5.0.3", "slow-boot=1m30s", "--dir", dir).stdout, "node w-1: slow-boot=1m30s, pull-failure\n");
+      assert.equal(talosGate("sim", "fault", "cp-1", "etcd-unhealthy", "--dir", dir).code, 0);
+      const st = talosGate("sim", "status", "--dir", dir);
+      assert.match(st.stdout, /NODE\s+ROLE\s+TALOS\s+READY\s+CORDONED\s+FAULTS\s+ADDRESS/);
+      assert.match(st.stdout, /cp-1\s+controlplane\s+v1\.13\.0\s+yes\s+no\s+etcd-unhealthy\s/);
+      assert.match(st.stdout, /w-1\s+worker\s+v1\.13\.0\s+yes\s+no\s+slow-boot=1m30s,pull-failure\s/);
+      assert.deepEqual((await talos.client.etcdStatus(state.machines[0].address)).errors, ["etcdserver: no leader"], "cp-1's member is unhealthy");
+      for (const node of ["w-1", "cp-1"]) assert.equal(talosGate("sim", "fault", node, "clear", "--dir", dir).stdout, `node ${node}: no faults\n`);
+      assert.match(talosGate("sim", "status", "--dir", dir).stdout, /w-1\s+worker\s+v1\.13\.0\s+yes\s+no\s+-\s/);
+      assert.deepEqual((await talos.client.etcdStatus(state.machines[0].address)).errors, [], "cp-1's member is healthy again");
+    } finally {
+      talos.close();
+    }
+  });
+
+  it("issue 18 point 10: a node that never comes back stays down until 'sim recover' boots it", async () => {
+    const state = JSON.parse(fs.readFileSync(path.join(dir, "state.json"), "utf8"));
+    const talos = createTalosApi(fs.readFileSync(path.join(dir, "talosconfig"), "utf8"), { probeTimeoutMs: 2000 });
+    try {
+      const worker = state.machines[1].address;
+      const boot = await talos.bootId(worker);
+      assert.equal(talosGate("sim", "fault", "w-1", "never-comes-back", "--dir", dir).code, 0);
+      await talos.client.reboot(worker);
+      // Down, and still down well after its 0.5 s reboot: polled until the node refuses, then once more later.
+      const deadline = Date.now() + 20_000;
+      while (await talos.bootId(worker).then(() => true, () => false)) {
+        assert.ok(Date.now() < deadline, "the node went down");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.match(talosGate("sim", "status", "--dir", dir).stdout, /w-1\s+worker\s+v1\.13\.0\s+\S+\s+no\s+never-comes-back\s/);
+      await assert.rejects(talos.bootId(worker), /unreachable/);
+      const rec = talosGate("sim", "recover", "w-1", "--dir", dir);
+      assert.equal(rec.code, 0, rec.stderr);
+      assert.equal(rec.stdout, "node w-1 is booting again\n");
+      assert.notEqual(await talos.bootId(worker), boot, "booted again");
+      const again = talosGate("sim", "recover", "w-1", "--dir", dir);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /node w-1 is not down, so there is nothing to recover/);
+    } finally {
+      talos.close();
+    }
+  });
+
+  it("issue 18 point 10: sim fault names what it expected: the faults, the nodes, control planes for etcd", () => {
+    const cases: [string[], RegExp][] = [
+      [["w-1", "explode"], /unknown fault "explode"; faults: never-comes-back, rollback, slow-boot=<duration>, etcd-unhealthy, pull-failure, clear/],
+      [["w-1", "slow-boot=soon"], /slow-boot needs a positive Go duration, e.g. slow-boot=30s; got "slow-boot=soon"/],
+      [["w-9", "rollback"], /no simulated node "w-9"; nodes: cp-1, w-1/],
+      [["w-1", "etcd-unhealthy"], /node w-1 is a worker and runs no etcd member; etcd-unhealthy applies to control planes/],
+      [["w-1"], /usage: talos-gate sim fault <node> <never-comes-back\|rollback\|slow-boot=30s\|etcd-unhealthy\|pull-failure\|clear>/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = talosGate("sim", "fault", ...args, "--dir", dir);
+      assert.equal(r.code, 1, args.join(" "));
+      assert.match(r.stderr, expected);
+    }
   });
 
   it("refuses to start twice, naming the running one", () => {
@@ -98,5 +170,21 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
     const again = talosGate("sim", "down", "--dir", dir);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no simulated cluster is running in .*; nothing to stop/);
+  });
+  it("down never signals a process that is not the sim daemon, even when state.json names its pid", async () => {
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-simcli-stale-"));
+    const bystander = spawn("sleep", ["60"], { stdio: "ignore" });
+    try {
+      fs.writeFileSync(path.join(other, "state.json"), JSON.stringify({ pid: bystander.pid, startedAt: new Date().toISOString() }));
+      const down = talosGate("sim", "down", "--dir", other);
+      assert.equal(down.code, 1);
+      assert.match(down.stderr, /no simulated cluster is running in .*; nothing to stop/);
+      assert.equal(bystander.exitCode, null, "the other process was not signalled");
+      assert.doesNotThrow(() => process.kill(bystander.pid!, 0));
+      assert.ok(!fs.existsSync(path.join(other, "state.json")), "the stale state file is removed");
+    } finally {
+      bystander.kill("SIGKILL");
+      fs.rmSync(other, { recursive: true, force: true });
+    }
   });
 });

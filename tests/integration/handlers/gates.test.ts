@@ -93,6 +93,9 @@ describe("handlers: Condition and the gate inputs of TalosUpgrade", function () 
     has(/^hooks \| hooks: unknown field "during"/);
     has(/^volumeDetachTimeout \| volumeDetachTimeout must be at least 0s/);
     assert.equal(reasons.length, 9, reasons.join("\n"));
+    // A hooks value of the wrong shape is named by its type, never echoed (a Job manifest can hold credentials).
+    const list = await check({}, upgrade({ hooks: [{ name: "noout", job: { ...nooutJob, metadata: { annotations: { token: "s3cr3t-value" } } } }] }));
+    assert.deepEqual(list.failures, [{ property: "hooks", reason: "hooks must be { beforeNode?: hook, afterNode?: hook }, got a list" }]);
   });
 
   it("TalosUpgrade diff: gate inputs count by content, not spelling; a stack from before them diffs clean", async () => {

@@ -1,9 +1,17 @@
 // One machine model for the Cluster, the preview plan and the run: the machine overrides a Cluster is given (role,
 // Talos address, machine set) are what a TalosUpgrade plans and upgrades with, not what the Node labels say.
 import * as assert from "node:assert/strict";
-import { check } from "../../../provider/handlers";
+import { check, create } from "../../../provider/handlers";
 import { withMachineOverrides } from "../../../provider/handlers/clusterSpec";
-import { sim, adapters } from "../rollout/helpers";
+import { sim, adapters, clients, versions } from "../rollout/helpers";
+
+/** What is written to stderr until `restore()` (warnings outside the engine go there: diagnostics.ts). */
+function captureStderr(): { text(): string; restore(): void } {
+  const write = process.stderr.write;
+  let text = "";
+  process.stderr.write = ((chunk: string | Uint8Array) => ((text += String(chunk)), true)) as typeof process.stderr.write;
+  return { text: () => text, restore: () => void (process.stderr.write = write) };
+}
 
 describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", function () {
   this.timeout(120000);
@@ -29,6 +37,33 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
         "2. w-1, w-2 (worker, set gpu) v1.12.4 → v1.13.2",
         "installer ghcr.io/siderolabs/installer:v1.13.2: cp-1, w-1, w-2",
       ]);
+
+      // A status ConfigMap someone else wrote, claiming the cluster last converged to the target: display only. The
+      // plan stays an upgrade (a revert would run without any gate) and the warning names the ConfigMap.
+      await clients(s).core.createNamespacedConfigMap({ namespace: "kube-system", body: {
+        metadata: { name: "talos-gate-status-overrides" }, data: { "status.json": JSON.stringify({ lastUpgradeVersion: "v1.13.2" }) },
+      } });
+      const warnings = captureStderr();
+      let forged;
+      try {
+        forged = await check({}, {
+          kind: "TalosUpgrade", clusterName: "overrides", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+          owner: "p/s/talos", version: "v1.13.2", healthchecks: [], strategy: { machineSetParallelism: { gpu: 2 } },
+          machines: [{ name: "cp-1" }, { name: "w-1", machineSet: "gpu" }, { name: "w-2", machineSet: "gpu" }],
+        });
+      } finally {
+        warnings.restore();
+      }
+      assert.equal(forged.inputs?.plan[0], "upgrade 3 of 3 machines to v1.13.2 in 2 waves");
+      assert.match(warnings.text(), /kube-system\/talos-gate-status-overrides says the cluster last converged to v1\.13\.2, but it was written by someone else, not this resource; ignored/);
+      // The run decides the same way: an upgrade keeps its gates (here a window that is closed now), where a revert
+      // would have rolled every node at once.
+      await assert.rejects(create({
+        kind: "TalosUpgrade", clusterName: "overrides", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", healthchecks: [], machines: [{ name: "cp-1" }],
+        maintenanceWindows: [{ cron: "0 0 1 1 *", duration: "1m", timeZone: "UTC" }],
+      }), /outside the maintenance window/);
+      assert.deepEqual(Object.values(versions(s)), ["v1.12.4", "v1.12.4", "v1.12.4", "v1.12.4"], "no node was touched");
     } finally {
       await s.stop();
     }
@@ -67,6 +102,37 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
       assert.deepEqual([read?.role, read?.address, read?.machineSet], ["controlplane", "10.9.9.9", "edge"]);
       assert.equal(await view.readMachine!("cp-1"), undefined, "a machine the Cluster does not name is not the rollout's");
       await assert.rejects(withMachineOverrides(kube, [{ name: "nope" }]).listMachines(), /machine "nope" is not a Node of the cluster; known: cp-1, w-1; fix the Cluster's machines list/);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("the run installs each node's own image (platform, schematic, SecureBoot) and refuses a node with extensions but no schematic, naming it", async () => {
+    const [metal, aws] = ["b".repeat(64), "c".repeat(64)];
+    const s = await sim({
+      controlPlanes: 1, workers: 2,
+      nodes: {
+        "cp-1": { platform: "metal", schematic: metal, secureBoot: true },
+        "w-1": { platform: "aws", schematic: aws },
+        "w-2": { platform: "metal", extensions: [{ name: "iscsi-tools", version: "v0.2.0" }] },
+      },
+    });
+    try {
+      const r = await check({}, {
+        kind: "TalosUpgrade", clusterName: "run-images", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", healthchecks: [],
+      });
+      assert.equal(r.failures, undefined);
+      await assert.rejects(create(r.inputs), (err: Error) => {
+        assert.match(err.message, /node w-2 runs system extensions \(iscsi-tools\) that did not come from Image Factory/);
+        return true;
+      });
+      const installed = Object.fromEntries(["cp-1", "w-1", "w-2"].map((n) => [n, s.talos.node(n).installedImages]));
+      assert.deepEqual(installed, {
+        "cp-1": [`factory.talos.dev/metal-installer-secureboot/${metal}:v1.13.2`],
+        "w-1": [`factory.talos.dev/aws-installer/${aws}:v1.13.2`],
+        "w-2": [],
+      });
     } finally {
       await s.stop();
     }

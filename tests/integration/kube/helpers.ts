@@ -7,7 +7,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createKubeApi, KubeClient } from "../../../provider/kube";
 import type { HealthcheckJob } from "../../../provider/rollout/ports";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 import { kubeConfigOf, testControlPlane } from "../../support/kube";
 
 export interface Harness {
@@ -22,7 +22,7 @@ export async function harness(): Promise<Harness> {
   const cp = await testControlPlane();
   const logs: string[] = [];
   const kube = createKubeApi(cp.kubeconfig, { log: (l) => logs.push(l) });
-  onSuiteEnd(() => kube.close());
+  onFileEnd(() => kube.close());
   const kc = kubeConfigOf(cp);
   return { kube, kc, batch: kc.makeApiClient(k8s.BatchV1Api), core: kc.makeApiClient(k8s.CoreV1Api), logs };
 }

@@ -2,6 +2,7 @@
 // expiry, renewed while held, lost when someone else takes it, released on request.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
+import { eventually } from "../../support/kube";
 import { delay, harness } from "./helpers";
 
 let counter = 0;
@@ -31,11 +32,17 @@ describe("integration: kube port — rollout lease", function () {
       assert.match(err.message, new RegExp(`cluster ${cluster}: another rollout holds the lease \\(holder "pipeline-a"\\) until \\d{4}-\\d\\d-\\d\\dT`));
       return true;
     });
-    await delay(4500); // longer than the lease duration: only renewal keeps it
+    const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
+    const read = () => coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    // Renewed past the moment it would have expired without renewal (acquired + 3 s), as the Lease itself shows.
+    const acquired = new Date((await read()).spec!.acquireTime!).getTime();
+    await eventually("the lease to be renewed past its first expiry", async () => {
+      const renewed = new Date((await read()).spec!.renewTime!).getTime();
+      return renewed > acquired + 3000 && Date.now() > acquired + 3000;
+    }, 30000);
     assert.equal(a.lost.aborted, false);
     await assert.rejects(h.kube.acquireLease({ cluster, holder: "pipeline-b", durationSeconds: 3 }), /holder "pipeline-a"/);
-    const coord = h.kc.makeApiClient(k8s.CoordinationV1Api);
-    const held = await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" });
+    const held = await read();
     assert.equal(held.spec?.holderIdentity, "pipeline-a");
     assert.equal(held.spec?.leaseDurationSeconds, 3);
 

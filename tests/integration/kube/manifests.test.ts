@@ -32,7 +32,8 @@ kind: Namespace
 metadata: {name: ${ns}}
 `;
     const extra = [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: ns }, data: { a: "1" } }];
-    const first = await h.kube.applyManifests([{ name: "rbac", content: rbac }, { name: "extra.yaml", content: extra }], { cluster, mode: "full" });
+    const owner = "urn:pulumi:s::p::talos-gate:index:Cluster::prod";
+    const first = await h.kube.applyManifests([{ name: "rbac", content: rbac }, { name: "extra.yaml", content: extra }], { cluster, mode: "full", owner });
     assert.deepEqual(first.applied, [`Namespace ${ns}`, `ServiceAccount ${ns}/ceph-check`, `Role ${ns}/ceph-read`, `ConfigMap ${ns}/settings`]);
     assert.deepEqual(first.pruned, []);
     const sa = await h.core.readNamespacedServiceAccount({ name: "ceph-check", namespace: ns });
@@ -40,15 +41,34 @@ metadata: {name: ${ns}}
     assert.equal(sa.metadata?.labels?.["talos-gate.dev/cluster"], cluster);
     assert.ok(sa.metadata?.managedFields?.some((f) => f.manager === "talos-gate" && f.operation === "Apply"));
 
+    // Each inventory entry names its owner and the uid the apply returned.
+    const inventoryName = `talos-gate-manifests-${cluster}`;
+    const inventory = await h.core.readNamespacedConfigMap({ name: inventoryName, namespace: "kube-system" });
+    const entries = JSON.parse(inventory.data!["inventory.json"]) as Array<Record<string, string>>;
+    assert.deepEqual(entries.find((e) => e.kind === "ServiceAccount"), {
+      manifest: "rbac", apiVersion: "v1", kind: "ServiceAccount", namespace: ns, name: "ceph-check", uid: sa.metadata!.uid, owner,
+    });
+    // Someone who may write ConfigMaps adds entries for objects talos-gate never applied (labelled like its own, or
+    // recreated under an applied name): the next apply must not delete them with the pipeline's credentials.
+    await h.core.createNamespacedConfigMap({ namespace: ns, body: {
+      metadata: { name: "victim", labels: { "talos-gate.dev/cluster": cluster, "talos-gate.dev/manifest": "rbac" } }, data: { keep: "me" },
+    } });
+    const victim = await h.core.readNamespacedConfigMap({ name: "victim", namespace: ns });
+    entries.push({ manifest: "rbac", apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "victim" });
+    entries.push({ manifest: "rbac", apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "victim", uid: "00000000-0000-0000-0000-000000000000", owner });
+    await h.core.replaceNamespacedConfigMap({ name: inventoryName, namespace: "kube-system", body: { ...inventory, data: { "inventory.json": JSON.stringify(entries) } } });
+
     // Drop the Role and the whole "extra.yaml" manifest: both are pruned, the rest stays.
-    const second = await h.kube.applyManifests([{ name: "rbac", content: rbac.replace(/---\napiVersion: rbac[^]*?get", "list"\]\}\]\n/, "") }], { cluster, mode: "full" });
+    const second = await h.kube.applyManifests([{ name: "rbac", content: rbac.replace(/---\napiVersion: rbac[^]*?get", "list"\]\}\]\n/, "") }], { cluster, mode: "full", owner });
     assert.deepEqual(second.pruned.sort(), [`ConfigMap ${ns}/settings`, `Role ${ns}/ceph-read`]);
     const rbacApi = h.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
     await assert.rejects(rbacApi.readNamespacedRole({ name: "ceph-read", namespace: ns }), (e: { code?: number }) => e.code === 404);
     await h.core.readNamespacedServiceAccount({ name: "ceph-check", namespace: ns });
+    assert.equal((await h.core.readNamespacedConfigMap({ name: "victim", namespace: ns })).metadata?.uid, victim.metadata?.uid, "the forged entries' object is left alone");
+    assert.ok(h.logs.some((l) => l.includes(`not pruning ConfigMap ${ns}/victim`)));
 
     // A dry run reports without writing.
-    const dry = await h.kube.applyManifests([{ name: "rbac", content: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry, namespace: ${ns}}\n` }], { cluster, dryRun: true });
+    const dry = await h.kube.applyManifests([{ name: "rbac", content: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry, namespace: ${ns}}\n` }], { cluster, dryRun: true, owner });
     assert.deepEqual(dry.applied, [`ConfigMap ${ns}/dry`]);
     assert.deepEqual(dry.pruned.sort(), [`Namespace ${ns}`, `ServiceAccount ${ns}/ceph-check`]);
     await assert.rejects(h.core.readNamespacedConfigMap({ name: "dry", namespace: ns }), (e: { code?: number }) => e.code === 404);

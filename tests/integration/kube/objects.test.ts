@@ -8,7 +8,7 @@ import { compileCondition, evaluateCondition, selectorString } from "../../../pr
 import { KubeClients } from "../../../provider/kube/client";
 import { watchObjects } from "../../../provider/kube/objects";
 import type { ObjectWatch, SelectionState } from "../../../provider/rollout/ports";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 import { freshNamespace, kubeConfigOf, testControlPlane } from "../../support/kube";
 import { delay } from "./helpers";
 
@@ -49,7 +49,7 @@ describe("integration: kube port — object selections (condition gates)", funct
   async function setup() {
     const cp = await testControlPlane();
     const c = new KubeClients(cp.kubeconfig);
-    onSuiteEnd(async () => c.close());
+    onFileEnd(async () => c.close());
     const kc = kubeConfigOf(cp);
     return {
       cp, c, kc, objects: kc.makeApiClient(k8s.KubernetesObjectApi), core: kc.makeApiClient(k8s.CoreV1Api),

@@ -5,7 +5,8 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { createKubeApi, KubeClient } from "../../../provider/kube";
-import { ControlPlane, startControlPlane } from "../../../sim/controlplane";
+import type { ControlPlane } from "../../../sim/controlplane";
+import { freshControlPlane } from "../../support/controlPlanes";
 import { KubeSim, startKubeSim, WORKLOAD_NAMESPACE, WORKLOAD_RS } from "../../../sim/kube";
 import { eventually } from "../../support/kube";
 import { healthcheck, tracked } from "./helpers";
@@ -19,7 +20,7 @@ describe("integration: kube port — runner and drain on the simulated cluster",
   let kube: KubeClient;
 
   before(async () => {
-    cp = await startControlPlane();
+    cp = await freshControlPlane();
     sim = await startKubeSim({
       kubeconfig: cp.kubeconfig,
       machines: [

@@ -173,6 +173,26 @@ describe("integration: kube port — healthcheck runner", function () {
     assert.deepEqual(await outcome.promise, { state: "passed" });
   });
 
+  it("a Job this run did not create never counts: a forged Complete Job of the name is deleted and this run's own created", async () => {
+    const h = await harness();
+    const ns = await freshNamespace(await testControlPlane(), "run");
+    const gate = fileGate();
+    const check = healthcheck(ns, "forged", gate.script);
+    // Anyone allowed to create Jobs in the namespace: the check's name and its public config hash, running `true`.
+    const forged = JSON.parse(JSON.stringify(check.job));
+    forged.spec.template.spec.containers[0].command = ["sh", "-c", "exit 0"];
+    const made = await h.batch.createNamespacedJob({ namespace: ns, body: forged });
+    await eventually("the forged Job to complete", async () => condition(await h.batch.readNamespacedJob({ name: check.jobName, namespace: ns }), "Complete"));
+    const outcome = tracked(h.kube.runCheck(check));
+    const own = await waitForJob(h.kc, ns, check.jobName, { notUid: made.metadata!.uid, timeoutMs: 30000 });
+    assert.match(own.metadata?.annotations?.["talos-gate.dev/run-nonce"] ?? "", /^[0-9a-f]{24}$/);
+    await podRunning(h, ns, own);
+    assert.equal(outcome.settled(), false, "the forged Job's Complete must not pass the check");
+    assert.ok(h.logs.some((l) => l.includes(`uid ${made.metadata!.uid}) was not created by this run`)), "the replacement is reported");
+    gate.open();
+    assert.deepEqual(await outcome.promise, { state: "passed" });
+  });
+
   it("a missing namespace fails at once with a message naming it and what to do", async () => {
     const h = await harness();
     const check = healthcheck("no-such-namespace-x", "nons");

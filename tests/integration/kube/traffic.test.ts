@@ -6,7 +6,7 @@ import * as k8s from "@kubernetes/client-node";
 import { createKubeApi } from "../../../provider/kube";
 import { KubeClients } from "../../../provider/kube/client";
 import { eventually, freshNamespace, kubeConfigOf, testControlPlane } from "../../support/kube";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 
 /** Bytes of data per ConfigMap; 20 of them stay below the API server's 128 KiB gzip threshold, so sizes compare. */
 const PAYLOAD = 2048;
@@ -22,7 +22,7 @@ describe("integration: kube port — bytes read from the API server", function (
     const cp = await testControlPlane();
     const ns = await freshNamespace(cp, "traffic");
     const c = new KubeClients(cp.kubeconfig);
-    onSuiteEnd(async () => c.close());
+    onFileEnd(async () => c.close());
     // Objects are created through another client, so only what the port under test reads is counted.
     const other = kubeConfigOf(cp).makeApiClient(k8s.CoreV1Api);
     return { c, ns, other };
@@ -67,7 +67,7 @@ describe("integration: kube port — bytes read from the API server", function (
   it("the status mirror stores the port's requests, watches and bytes read beside the status, which reads back as written", async () => {
     const cp = await testControlPlane();
     const kube = createKubeApi(cp.kubeconfig);
-    onSuiteEnd(() => kube.close());
+    onFileEnd(() => kube.close());
     const cluster = `traffic-${process.pid}-${Date.now().toString(36)}`;
     await kube.listMachines();
     await kube.writeStatus(cluster, { phase: "Upgrading", status: "updating machines 1/2" });

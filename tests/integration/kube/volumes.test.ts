@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { KubeClients } from "../../../provider/kube/client";
 import { waitForVolumeDetach } from "../../../provider/kube/volumes";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 import { kubeConfigOf, testControlPlane } from "../../support/kube";
 import { delay } from "./helpers";
 
@@ -21,7 +21,7 @@ describe("integration: kube port — volume detach before reboot", function () {
   async function setup() {
     const cp = await testControlPlane();
     const c = new KubeClients(cp.kubeconfig);
-    onSuiteEnd(async () => c.close());
+    onFileEnd(async () => c.close());
     const storage = kubeConfigOf(cp).makeApiClient(k8s.StorageV1Api);
     const node = `va-node-${process.pid}-${counter++}`;
     const attach = async (name: string, pv: string, onNode = node, attached = true, finalizers?: string[]) => {

@@ -10,7 +10,7 @@ import { runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 import {
   adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, RUNNER_SELECTOR, runOptions, setGate, sim, TARGET,
   until, versions, waitNoRunners,
@@ -31,7 +31,7 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
   let final: UpgradeStatus | undefined;
 
   before(async () => {
-    // 3 control planes: with 2, Talos before v1.13.4 refuses the legacy upgrade of a control plane for good ("etcd
+    // 3 control planes: with 2, Talos before v1.12.9 (and v1.13.0–v1.13.3) refuses the legacy upgrade of a control plane for good ("etcd
     // member count(2) is insufficient to maintain quorum"), preserve or not — as the sim now does, like the real Talos.
     s = await sim({ controlPlanes: 3, workers: 1 });
     ({ kube, talos } = adapters(s));
@@ -49,7 +49,7 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
         jobsCreated.push({ name: obj.metadata?.name ?? "", at: Date.now() });
       }
     }, () => undefined);
-    onSuiteEnd(async () => w.abort());
+    onFileEnd(async () => w.abort());
   });
 
   after(async () => {

@@ -19,13 +19,14 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
   this.timeout(240000);
   let s: SimCluster;
   let kube: KubeClient;
+  let kubeLog: string[];
   let talos: TalosApiImpl;
   let boots: ReturnType<typeof recordBoots>;
   const failing = () => shellCheck(CLUSTER, "ceph", "echo 'ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down' >&2; exit 1");
 
   before(async () => {
     s = await sim({ controlPlanes: 1, workers: 2 });
-    ({ kube, talos } = adapters(s));
+    ({ kube, talos, kubeLog } = adapters(s));
     boots = recordBoots(s);
     await grantGateRead(kube, CLUSTER, ["restart-gate", "stop-gate"]);
   });
@@ -35,12 +36,10 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
   });
 
   it("holdTimeout: a check failing longer than holdTimeout ends the run (phase Failed, reason) and touches no node", async () => {
-    const started = Date.now();
     // The check's retry interval (60 s) outlasts holdTimeout, so the hold ends while it waits to retry, with the failure
     // as the check's latest word (the real Job controller needs a second or more to fail a check; an attempt still
     // running at the deadline would read "waiting to complete", see the never-finishing test below).
     const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [{ ...failing(), intervalMs: 60_000 }], holdTimeoutMs: 8000 })));
-    assert.ok(Date.now() - started < 30000);
     assert.equal(err.status.phase, "Failed");
     assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 8s before wave 1\/3: "cluster-bounded-ceph": ceph is not healthy, holding upgrade: HEALTH_WARN 1 osds down; /);
     assert.ok(err.message.startsWith(err.status.error.replace(/\.\.\.$/, "")), "status.error is the single-line, truncated reason");
@@ -76,9 +75,7 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
   it("holdTimeout also ends a check that never finishes: it holds as \"waiting to complete\", its Job is deleted, the lease released", async () => {
     // Before the fix the run waited on the Job for ever: holdTimeout was only checked after every check returned.
     const never = shellCheck(CLUSTER, "slow", "sleep 100000");
-    const started = Date.now();
     const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { healthchecks: [never], holdTimeoutMs: 3000 })));
-    assert.ok(Date.now() - started < 60000, "ended by holdTimeout, not left waiting on the Job");
     assert.match(err.message, /^healthchecks held the upgrade longer than holdTimeout 3s before wave 1\/3: "cluster-bounded-slow": waiting to complete; /);
     assert.equal(err.status.healthchecks.find((h) => h.id === "cluster-bounded-slow")?.state, "RUNNING");
     assert.deepEqual(boots.downs, []);
@@ -124,7 +121,6 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
 
     async function refusedWhileHeld(): Promise<void> {
     await until("the first run to hold", () => last?.gate === "held");
-    const t0 = Date.now();
     await assert.rejects(
       runRollout(kube, talos, runOptions(CLUSTER, { holder: "pipeline-b@ci-2", healthchecks: [] })),
       (err: Error) => {
@@ -133,7 +129,6 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
         return true;
       },
     );
-    assert.ok(Date.now() - t0 < 20000, "refused, not left waiting for the holder");
     assert.equal(last!.phase, "Upgrading", "the holder's status is untouched");
     // The refused run wrote nothing: the mirror shows the holder's hold (its check failing or re-running) — waited
     // for, since mirror writes are throttled and may lag the holder's own status by a write.
@@ -201,8 +196,9 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     }
   });
 
-  it("an API server restart during a hold does not end the run: the gate keeps holding, then opens and the run completes", async () => {
+  it("an API server restart during a hold does not end the run: the gate keeps holding, then opens and the run completes; the dropped watches are warnings", async () => {
     const { core } = clients(s);
+    kubeLog.length = 0;
     await setGate(core, "restart-gate", false);
     let last: UpgradeStatus | undefined;
     const run = runRollout(kube, talos, runOptions(CLUSTER, {
@@ -222,5 +218,7 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.equal(done.phase, "Done");
     assert.deepEqual(versions(s), { "cp-1": TARGET, "w-1": TARGET, "w-2": TARGET });
     assert.deepEqual(await waitNoRunners(s), { jobs: [], pods: [] });
+    // What the provider shows on the resource's row (README, "Nothing vanishes"): the watches the restart broke.
+    assert.ok(kubeLog.some((l) => /^watch of .* dropped \(.*\); reconnecting$/.test(l)), kubeLog.join("\n"));
   });
 });

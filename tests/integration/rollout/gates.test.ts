@@ -76,16 +76,34 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
     const boots = recordBoots(s);
     const lines: string[] = [];
     let last: UpgradeStatus | undefined;
+    // A condition that runs away (a backtracking regex: about 3 s on one core) until its ConfigMap is fixed.
+    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "redos" }, data: { x: `${"a".repeat(28)}b` } } });
+    const redos = condition(cluster, "redos", {
+      target: { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "redos" }, expression: "object.data.x.matches('^(a+)+$')",
+    });
     const run = runRollout(kube, talos, runOptions(cluster, {
-      conditions: [cephGate(cluster)],
+      conditions: [cephGate(cluster), redos],
       soakMs: 3000,
+      leaseDurationSeconds: 3,
       onProgress: (l) => lines.push(l),
       onStatus: (st) => { last = st; },
     }));
     run.catch(() => undefined);
     try {
-      await until("the gate to hold on the missing object", () => last?.gate === "held");
-      assert.equal(last!.step, 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found');
+      await until("the gate to hold on the missing object and the runaway expression",
+        () => last?.gate === "held" && last.step.includes("not found") && last.step.includes("did not finish"));
+      assert.equal(last!.step, 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found; ' +
+        '"cluster-cond-redos": expression did not finish within 1s over 1 object and was stopped; simplify it (fewer nested ' +
+        "comprehensions, no backtracking regular expressions) or narrow the target");
+      // Meanwhile the run's own timers run: the Lease (3 s, renewed every second) keeps being renewed.
+      const kc = new k8s.KubeConfig();
+      kc.loadFromString(s.kubeconfig);
+      const leases = kc.makeApiClient(k8s.CoordinationV1Api);
+      const renewTime = async () => new Date((await leases.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" })).spec!.renewTime as unknown as string).getTime();
+      const seen = new Set([await renewTime()]);
+      await until("two more renewals of the Lease", async () => seen.add(await renewTime()).size >= 3, 20000);
+      await core.replaceNamespacedConfigMap({ name: "redos", namespace: "default", body: { metadata: { name: "redos" }, data: { x: "aaa" } } });
+      await until("the runaway condition to pass once fixed", () => last?.step === 'waiting for healthchecks to pass: "cluster-cond-ceph": v1 ConfigMap default/ceph not found');
       await setHealth(core, "HEALTH_WARN");
       await until("the message to replace the reason", () => last?.step.endsWith('"cluster-cond-ceph": ceph is HEALTH_WARN') === true);
       assert.deepEqual(boots.downs, [], "nothing goes down while the condition holds");
@@ -136,11 +154,11 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
         assert.deepEqual(boots.downs, []);
 
         // Open at the start, but the gate holds past the window's end (3 s later): the run stops at the window.
-        const held = runRollout(kube, talos, runOptions(cluster, {
-          schedule, conditions: [cephGate(cluster)], clock: shifted(today.plus({ hours: 2, minutes: 59, seconds: 57 })),
-        }));
+        const clock = shifted(today.plus({ hours: 2, minutes: 59, seconds: 57 }));
+        const held = runRollout(kube, talos, runOptions(cluster, { schedule, conditions: [cephGate(cluster)], clock }));
         held.catch(() => undefined);
-        await delay(4000);
+        // The condition holds the gate until the run's clock has passed the window's end, then opens.
+        await until("the run's clock to pass the window's end", () => clock.now() >= today.plus({ hours: 3 }).toMillis(), 30000);
         await setHealth(core, "HEALTH_OK");
         await assert.rejects(held, (e: RolloutError) => {
           assert.equal(e.message, `outside the maintenance window, resumes in the next one at ${next} UTC`);

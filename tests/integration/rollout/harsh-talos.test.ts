@@ -1,6 +1,6 @@
 // The rollout against a harsher Talos, with the real adapters: several endpoints (the control planes' own apids,
 // gone while they reboot), Talos refusing a control plane while the previous one's etcd member catches up (legacy
-// path, Talos before v1.13.4), Reboot answers lost as nodes go down fast, Nodes that stay Ready on the old osImage
+// path, Talos before v1.12.9), Reboot answers lost as nodes go down fast, Nodes that stay Ready on the old osImage
 // through a fast reboot with a kubelet that reports late, per-node installer images, and a single control plane that
 // is the only endpoint; and 2 control planes, which Talos refuses for good. Each run upgrades every node exactly once
 // (no node twice, none skipped). The runs of one cluster follow one another (each starts where the previous ended).
@@ -62,7 +62,6 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
         "cp-3": { platform: "metal", schematic: S_METAL },
         "w-1": { platform: "aws", schematic: S_AWS, extensions: [{ name: "iscsi-tools", version: "v0.2.0" }] },
       },
-      etcd: { unhealthyAfterBootMs: 4000 },
     });
     ({ kube, talos } = adapters(s));
     s.talos.on("down", (n: { name: string; role: string }) => {
@@ -76,7 +75,13 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
 
   it("the gate holds the next control plane while the last one's etcd member catches up (etcd asked first); never twice", async () => {
     const lines: string[] = [];
-    await rollTo(s, kube, talos, "harsh-etcd", "v1.13.2", lines);
+    // Each member catches up for 2 s after its node boots (only in this run: the others need no hold).
+    s.talos.etcd.knobs.unhealthyAfterBootMs = 2000;
+    try {
+      await rollTo(s, kube, talos, "harsh-etcd", "v1.13.2", lines);
+    } finally {
+      s.talos.etcd.knobs.unhealthyAfterBootMs = 0;
+    }
     // talos-gate asks etcd before each control plane goes down: the gate holds with the member's problem in the step,
     // so Talos is never even asked while a member is catching up (its own refusal is the port's retried fallback).
     const held = lines.filter((l) => /gate held: "talos-gate:etcd": etcd is not healthy, so control plane cp-[23] must not go down yet: member cp-[12] \([0-9a-f]{16}\)/.test(l));
@@ -272,7 +277,7 @@ describe("integration: rollout — a single control plane is the only endpoint (
   });
 });
 
-describe("integration: rollout — 2 control planes on Talos before v1.13.4 (legacy path)", function () {
+describe("integration: rollout — 2 control planes on Talos before v1.12.9 (legacy path)", function () {
   this.timeout(180000);
   let s: SimCluster;
   let kube: KubeClient;
@@ -287,11 +292,9 @@ describe("integration: rollout — 2 control planes on Talos before v1.13.4 (leg
 
   it("etcd could never keep quorum (2 members): the run stops at once with the reason, before Talos is asked; no node touched", async () => {
     const boots = recordBoots(s);
-    const t0 = Date.now();
     const err = await runRollout(kube, talos, runOptions("harsh-two", { targetVersion: "v1.13.2" })).then(
       () => assert.fail("the run should have failed"), (e: RolloutError) => e);
     assert.ok(err instanceof RolloutError, String(err));
-    assert.ok(Date.now() - t0 < 45000, "not retried until nodeTimeout");
     assert.equal(err.status.phase, "Failed");
     assert.match(err.message, /^taking control plane cp-1 down would lose etcd quorum: 1 of 2 voting members would be left healthy, 2 are needed; a cluster with 2 control planes cannot keep quorum through any reboot/);
     assert.deepEqual(boots.downs, []);

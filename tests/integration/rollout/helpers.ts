@@ -10,7 +10,8 @@ import { RolloutError, type RunOptions } from "../../../provider/rollout/run";
 import { createTalosApi, TalosApiImpl } from "../../../provider/talos";
 import { composeHealthcheck, validateHealthcheck } from "../../../provider/template";
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../../sim/cluster";
-import { onSuiteEnd } from "../../support/fixtures";
+import { freshControlPlane } from "../../support/controlPlanes";
+import { onFileEnd } from "../../support/fixtures";
 
 export const RUNNER_SELECTOR = "app.kubernetes.io/name=talos-gate-healthcheck";
 export const FROM = "v1.12.4";
@@ -20,7 +21,7 @@ export const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** A small simulated cluster, stopped at the end of the suite (or earlier by the caller). */
 export async function sim(opts: SimClusterOptions): Promise<SimCluster> {
-  const s = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 0, pullMs: 50, installMs: 50, ...opts });
+  const s = await startSimCluster({ bootSeconds: 1, workloadPodsPerNode: 0, pullMs: 50, installMs: 50, controlPlane: freshControlPlane(), ...opts });
   let stopped = false;
   const stop = s.stop;
   s.stop = async () => {
@@ -28,19 +29,23 @@ export async function sim(opts: SimClusterOptions): Promise<SimCluster> {
     stopped = true;
     await stop();
   };
-  onSuiteEnd(() => s.stop());
+  onFileEnd(() => s.stop());
   return s;
 }
 
-/** Real adapters on the sim; closed at the end of the suite. Talos polls fast (the sim reboots in about a second). */
-export function adapters(s: SimCluster): { kube: KubeClient; talos: TalosApiImpl } {
-  const kube = createKubeApi(s.kubeconfig, { statusThrottleMs: 100 });
+/**
+ * Real adapters on the sim; closed at the end of the file. Talos polls fast (the sim reboots in about a second). The
+ * Kubernetes port's warnings (what the provider shows on the resource's row) are collected in `kubeLog`.
+ */
+export function adapters(s: SimCluster): { kube: KubeClient; talos: TalosApiImpl; kubeLog: string[] } {
+  const kubeLog: string[] = [];
+  const kube = createKubeApi(s.kubeconfig, { statusThrottleMs: 100, log: (l) => kubeLog.push(l) });
   const talos = createTalosApi(s.talosconfig, { pollIntervalMs: 200 });
-  onSuiteEnd(async () => {
+  onFileEnd(async () => {
     talos.close();
     await kube.close();
   });
-  return { kube, talos };
+  return { kube, talos, kubeLog };
 }
 
 /**

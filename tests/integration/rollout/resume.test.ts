@@ -9,9 +9,9 @@ import { runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 import type { ChildConfig } from "../../support/rollout-child";
-import { adapters, delay, recordBoots, runOptions, sim, TARGET, until, versions } from "./helpers";
+import { adapters, recordBoots, runOptions, sim, TARGET, until, versions } from "./helpers";
 
 const CLUSTER = "resume";
 
@@ -27,7 +27,7 @@ function startChild(cfg: ChildConfig): { child: ChildProcess; lines: string[] } 
     lines.push(...parts);
   });
   child.stderr!.on("data", () => undefined);
-  onSuiteEnd(async () => {
+  onFileEnd(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
   return { child, lines };
@@ -76,7 +76,7 @@ describe("integration: rollout — killed mid-node and started again (real adapt
     assert.equal(mirrored.phase, "Upgrading");
     assert.equal(mirrored.step, "current machine: w-1");
     await assert.rejects(runRollout(kube, talos, runOptions(CLUSTER, { holder: "pipeline-b@ci-2" })), new RegExp(holder.replace(/[.@]/g, "\\$&")));
-    await delay(3500);
+    await until("the killed run's lease to expire", async () => (await kube.runningRollout(CLUSTER)) === undefined, 30000);
 
     // Started again while w-1 is still down: waits for it, skips it (it boots the target), upgrades w-2 only.
     assert.equal(s.talos.node("w-1").up, false, "w-1 is still rebooting when the second run starts");

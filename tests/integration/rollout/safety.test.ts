@@ -4,7 +4,9 @@
 // order; each starts from the state the previous one left.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { KubeError, type KubeClient } from "../../../provider/kube";
+import * as YAML from "yaml";
+import { createKubeApi, KubeError, type KubeClient } from "../../../provider/kube";
+import { pipelineRbac } from "../../../provider/kube/rbac";
 import { runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
@@ -202,29 +204,64 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.equal(done.phase, "Done");
     assert.ok(warnings.some((w) => /node cp-1: not waiting for its volumes to detach before the reboot: the kubeconfig may not list or watch volumeattachments/.test(w)), warnings.join("\n"));
   });
+  it("a whole rollout runs with a kubeconfig bound to exactly the shipped role (talos-gate rbac): no request refused", async () => {
+    // The pipeline's identity as a user sets it up: a ServiceAccount, `talos-gate rbac --service-account ci/pipeline`
+    // applied by an administrator, and a kubeconfig with the account's token instead of admin credentials.
+    await setGate(core(), "safety-gate", true);
+    const subject = { kind: "ServiceAccount" as const, namespace: "ci", name: "pipeline" };
+    await kube.applyManifests([{
+      name: "pipeline-rbac",
+      content: [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "ci" } },
+        { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "pipeline", namespace: "ci" } }, ...pipelineRbac(subject)],
+    }], { cluster: "administrator" }); // its own inventory: an apply for CLUSTER would prune the gate's RBAC
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(s.kubeconfig);
+    const token = (await kc.makeApiClient(k8s.CoreV1Api).createNamespacedServiceAccountToken({
+      name: "pipeline", namespace: "ci", body: { spec: { audiences: [] } },
+    })).status!.token;
+    const admin = YAML.parse(s.kubeconfig);
+    const text = YAML.stringify({ ...admin, users: [{ name: admin.users[0].name, user: { token } }] });
+    const refused: string[] = [];
+    const pipeline = createKubeApi(text, { log: (l) => refused.push(l) });
+    try {
+      const warnings: string[] = [];
+      const done = await runRollout(pipeline, talos, runOptions(CLUSTER, {
+        targetVersion: "v1.13.7", healthchecks: [configMapGateCheck(CLUSTER, "safety-gate")], onWarning: (l) => warnings.push(l),
+      })).catch((e) => {
+        throw new Error(`${e.message}\n${[...warnings, ...refused].join("\n")}`);
+      });
+      assert.equal(done.phase, "Done");
+      assert.deepEqual(versions(s), { "cp-1": "v1.13.7", "w-1": "v1.13.7", "w-2": "v1.13.7", "w-3": "v1.13.7" });
+      await pipeline.flush();
+      assert.deepEqual([...warnings, ...refused].filter((l) => /forbidden|403/i.test(l)), [], "nothing the rollout asked for was refused");
+      // ...and nothing beyond: the role cannot, for example, read Secrets.
+      await assert.rejects(pipeline.applyManifests([{ name: "x", content: [{ apiVersion: "v1", kind: "Secret", metadata: { name: "x", namespace: "ci" } }] }], { cluster: "probe" }), /forbidden/);
+    } finally {
+      await pipeline.close();
+    }
 
   it("18.4 a >= 1.13 upgrade that fails after the install leaves the node armed: the status says so, and a revert disarms it", async () => {
-    // From v1.13.6 everywhere (the previous test). w-1's drain is refused after v1.13.7 was installed on it.
+    // From v1.13.7 everywhere (the previous test). w-1's drain is refused after v1.13.8 was installed on it.
     const unguard = await guardPod("w-1");
     boots.downs.length = 0;
     let failed;
     try {
-      failed = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.7", drainTimeoutMs: 3000 })));
+      failed = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.8", drainTimeoutMs: 3000 })));
     } finally {
       await unguard();
     }
-    assert.match(failed.message, /^upgrade of node w-1 failed: drain of node w-1 .* \(node w-1 is armed: v1\.13\.7 is installed and boots at its next reboot/);
-    assert.equal(failed.status.machines.find((m) => m.name === "w-1")?.armed, "v1.13.7", "the status says w-1 is armed");
-    assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.7$/, "the sim agrees: v1.13.7 waits on w-1's disk");
+    assert.match(failed.message, /^upgrade of node w-1 failed: drain of node w-1 .* \(node w-1 is armed: v1\.13\.8 is installed and boots at its next reboot/);
+    assert.equal(failed.status.machines.find((m) => m.name === "w-1")?.armed, "v1.13.8", "the status says w-1 is armed");
+    assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.8$/, "the sim agrees: v1.13.8 waits on w-1's disk");
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1"]);
-    // Setting the version back: cp-1 is rolled back, w-1 (still running v1.13.6, so not planned) is disarmed.
+    // Setting the version back: cp-1 is rolled back, w-1 (still running v1.13.7, so not planned) is disarmed.
     const lines: string[] = [];
-    const back = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.6", lastUpgradeVersion: "v1.13.6", onProgress: (l) => lines.push(l) }));
+    const back = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.7", lastUpgradeVersion: "v1.13.7", onProgress: (l) => lines.push(l) }));
     assert.equal(back.phase, "Done");
-    assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.6$/, "before the fix v1.13.7 stayed armed: an unplanned reboot would boot it, ungated");
+    assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.7$/, "before the fix v1.13.8 stayed armed: an unplanned reboot would boot it, ungated");
     assert.equal(back.machines.find((m) => m.name === "w-1")?.armed, undefined);
-    assert.ok(lines.some((l) => l.endsWith("node w-1: disarmed: v1.13.6, the version it runs, installed again (no reboot)")), lines.join("\n"));
+    assert.ok(lines.some((l) => l.endsWith("node w-1: disarmed: v1.13.7, the version it runs, installed again (no reboot)")), lines.join("\n"));
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "cp-1"], "w-1 was not rebooted");
-    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.6"]));
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.7"]));
   });
 });

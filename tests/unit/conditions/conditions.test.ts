@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {
-  compileCondition, evaluateCondition, selectorString, type CompiledCondition, type KubeObject,
+  compileCondition, ConditionSandbox, evaluateCondition, selectorString, type CompiledCondition, type KubeObject,
 } from "../../../provider/conditions";
 
 const ceph = (health?: string, extra: Record<string, unknown> = {}): KubeObject => ({
@@ -184,5 +184,50 @@ describe("conditions: evaluation", () => {
     const obj = ceph("HEALTH_OK");
     assert.deepEqual(evaluateCondition(health, [obj]), { state: "passed" });
     assert.deepEqual(evaluateCondition(health, [obj]), { state: "passed" });
+  });
+});
+
+describe("conditions: cost bound", () => {
+  const many = (n: number) => Array.from({ length: n }, (_, i) => volume(`v${i}`, { robustness: "healthy" }));
+
+  it("refuses at check a nesting of comprehensions deeper than 2, naming the field and the depth", () => {
+    const pairs = "objects.all(a, objects.all(b, a.metadata.name == b.metadata.name || a.status.robustness == b.status.robustness))";
+    assert.equal(compiled({ target: volumes, expression: pairs }).nesting, 2);
+    assert.equal(compiled({ target: volumes, expression: "objects.map(v, v.status).all(s, s.robustness == 'healthy')" }).nesting, 1, "chained, not nested");
+    const five = "[" + Array.from({ length: 100 }, (_, i) => i).join(",") + "]";
+    const runaway = `${five}.map(a, ${five}.map(b, ${five}.map(c, ${five}.map(d, ${five}.map(e, a + b + c + d + e))))).size() > 0`;
+    const f = failuresOf({ target: cephTarget, expression: runaway }, "conditions[1]");
+    assert.deepEqual(f.map((x) => x.field), ["conditions[1].expression"]);
+    assert.match(f[0].message, /^nests 5 comprehensions \(all\/exists\/exists_one\/map\/filter\) inside one another; at most 2 are allowed/);
+    const msgDeep = failuresOf({ target: volumes, expression: "true", message: "objects.map(a, objects.map(b, objects.map(c, 'x'))).size() > 0 ? 'a' : 'b'" });
+    assert.deepEqual(msgDeep.map((x) => x.field), ["message"]);
+  });
+
+  it("holds, naming the count and the cap, on a selection larger than the nesting allows", () => {
+    const pairs = compiled({ target: volumes, expression: "objects.all(a, objects.exists(b, a == b))" });
+    const v = evaluateCondition(pairs, many(1001));
+    assert.equal(v.state, "held");
+    assert.equal((v as { cause: string }).cause, "cost");
+    assert.match((v as { reason: string }).reason, /^the selection holds 1001 objects, more than the 1000 a condition whose comprehensions nest 2 deep may evaluate; narrow target\.labelSelector/);
+    assert.deepEqual(evaluateCondition(pairs, many(50)), { state: "passed" });
+  });
+
+  it("a runaway evaluation runs in a worker: held at its budget, saying so, while this thread's timers keep firing", async () => {
+    // A backtracking regular expression: no static bound sees it; 40 characters would take hours.
+    const redos = compiled({ target: { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "x" }, expression: "object.data.x.matches('^(a+)+$')" });
+    const sandbox = new ConditionSandbox(redos, 300);
+    try {
+      assert.deepEqual(await sandbox.evaluate([{ metadata: { name: "x" }, data: { x: "aaaa" } }]), { state: "passed" });
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 10);
+      const v = await sandbox.evaluate([{ metadata: { name: "x" }, data: { x: `${"a".repeat(40)}b` } }]);
+      clearInterval(ticker);
+      assert.deepEqual(v, { state: "held", cause: "cost", reason: "expression did not finish within 300 ms over 1 object and was stopped; simplify it (fewer nested comprehensions, no backtracking regular expressions) or narrow the target" });
+      assert.ok(ticks > 0, `this thread's timers fired ${ticks} times during the evaluation`);
+      // The stopped thread is replaced for the next event.
+      assert.deepEqual(await sandbox.evaluate([{ metadata: { name: "x" }, data: { x: "aaa" } }]), { state: "passed" });
+    } finally {
+      sandbox.stop();
+    }
   });
 });

@@ -69,6 +69,17 @@ describe("handlers: TalosUpgrade diff is about what the rollout does", () => {
     assert.deepEqual(r.outs?.status, { phase: "Done" });
   });
 
+  it("issue 18 point 8: imageFactoryHost is an input of the rollout, checked for its form; absent it changes nothing", async () => {
+    const base = done(upgradeProps());
+    assert.equal((await diff("prod", base, upgradeProps({ imageFactoryHost: "factory.corp.example" }))).changes, true);
+    assert.deepEqual(await diff("prod", base, upgradeProps({ imageFactoryHost: undefined })), { changes: false, replaces: [] });
+    assert.deepEqual(parseTalosUpgrade(upgradeProps({ schematic: "a".repeat(64), imageFactoryHost: "factory.corp.example:5000" })).installer,
+      { schematic: "a".repeat(64), factoryHost: "factory.corp.example:5000" });
+    const r = await check({}, upgradeProps({ imageFactoryHost: "https://factory.corp.example" }));
+    assert.deepEqual(r.failures?.map((f) => f.property), ["imageFactoryHost"]);
+    assert.match(r.failures![0].reason, /"https:\/\/factory\.corp\.example" is not an Image Factory host/);
+  });
+
   it("rolloutKey ignores a check's manifest spelling (the config-hash annotation) but not its content", () => {
     const yaml = parseTalosUpgrade(upgradeProps());
     const object = parseTalosUpgrade(upgradeProps({ healthchecks: [{ cluster: "prod", name: "ceph", job: job("ceph health"), interval: "1m" }] }));

@@ -5,6 +5,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { isEvictable, selects } from "../../../provider/kube/drain";
 import { labelValue, parseManifest } from "../../../provider/kube/manifests";
 import { machineOf, talosVersionOf } from "../../../provider/kube/nodes";
+import { redactSecrets } from "../../../provider/kube/errors";
 import { failureText, jobBody } from "../../../provider/kube/runner";
 import { mirrorWindowMs } from "../../../provider/kube/status";
 
@@ -133,5 +134,27 @@ describe("unit: kube port — status mirror window", () => {
     assert.equal(mirrorWindowMs(500, 50 * 1024), 500);
     assert.equal(mirrorWindowMs(500, 200 * 1024), 2000, "a 1,000-node status");
     assert.equal(mirrorWindowMs(100, 0), 100, "the configured throttle is the floor");
+  });
+});
+
+describe("unit: kube port — what reaches plaintext", () => {
+  const jwt = "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJpc3MiOiJrdWJlcm5ldGVzIiwic3ViIjoic3lzdGVtOnNhIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
+
+  it("redacts tokens, bearer headers, key material and long base64 from Kubernetes and plugin text, keeping the rest", () => {
+    assert.equal(redactSecrets(`oidc: id_token=${jwt} expired`), "oidc: id_token=[redacted token] expired");
+    assert.equal(redactSecrets(`token ${jwt} rejected`), "token [redacted token] rejected");
+    assert.equal(redactSecrets("Authorization: Bearer abcdefghijklmnop"), "Authorization: Bearer [redacted]");
+    assert.equal(redactSecrets('{"password": "hunter2hunter2"}'), '{"password": "[redacted]"}');
+    assert.equal(redactSecrets("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"), "[redacted PEM]");
+    assert.equal(redactSecrets(`data ${"QUJD".repeat(40)} end`), "data [redacted] end");
+    const plain = 'jobs.batch "talos-gate-cluster-prod-ceph" is forbidden: User "system:serviceaccount:ci:deployer" cannot create resource "jobs" in API group "batch" in the namespace "checks"';
+    assert.equal(redactSecrets(plain), plain);
+  });
+
+  it("a failure text from pod logs is redacted and cut before it reaches status, ConfigMap, Events and progress", () => {
+    const text = failureText(failedJob(), [pod([{ exitCode: 1, message: `curl -H 'Authorization: Bearer ${jwt}' failed\n${"log line\n".repeat(300)}` }])]);
+    assert.doesNotMatch(text, /eyJ/);
+    assert.match(text, /^curl -H 'Authorization: Bearer \[redacted token\]' failed/);
+    assert.equal(text.length, 1024 + 3);
   });
 });

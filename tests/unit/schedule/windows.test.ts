@@ -121,6 +121,20 @@ describe("schedule: maintenance windows", () => {
     assert.deepEqual(s.nextWindowStart(at("2026-08-08T06:00")), at("2026-08-15T02:00"));
   });
 
+  it("an every-minute cron is stepped, not probed: the plan says open at least until the chain it followed", () => {
+    // On the issue's repro this took 41 s of synchronous CPU (a cron parse per probe, half a million probes).
+    const s = schedule([{ cron: "* * * * *", duration: "1m", timeZone: "UTC" }]);
+    assert.equal(s.isOpen(utc("2026-08-08T00:00:30Z")), true);
+    assert.equal(s.planLine(utc("2026-08-08T00:00:30Z")),
+      "maintenance window open until at least Fri 2026-08-14 22:40 UTC (adjoining windows without a gap)");
+  });
+
+  it("an H (hashed) cron field means the same minute in every parse, so the plan and the run agree", () => {
+    const w = [{ cron: "H 2 * * *", duration: "1h", timeZone: "UTC" }];
+    const starts = new Set([1, 2, 3, 4, 5].map(() => schedule(w).nextWindowStart(utc("2026-08-08T00:00:00Z"))!.getTime()));
+    assert.equal(starts.size, 1, `one start, got ${[...starts].map((t) => new Date(t).toISOString()).join(", ")}`);
+  });
+
   it("no window within the horizon says so", () => {
     const leap = schedule([{ cron: "0 0 29 2 *", duration: "1h", timeZone: "UTC" }]);
     assert.equal(leap.nextWindowStart(utc("2026-03-01T00:00:00Z")), undefined);

@@ -4,6 +4,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { writePrivateFile } from "../../../sim/files";
 import { expand } from "../../../sim/kube/containerenv";
 import { normalizeImage, pullBackoffMs, pullFailure } from "../../../sim/kube/images";
 import { logTail, terminationMessage } from "../../../sim/kube/termination";
@@ -55,5 +56,21 @@ describe("unit: kube sim helpers", () => {
     assert.match(pullFailure("busybox", ["docker.io/library/busybox:latest"]) ?? "", /busybox:latest/);
     assert.equal(pullFailure("busybox:1.36", ["busybox:1.37"]), undefined);
     assert.deepEqual([0, 1, 2, 10].map((a) => pullBackoffMs(a, 10000)), [10000, 20000, 40000, 300000]);
+  });
+});
+
+describe("sim: files holding credentials", () => {
+  it("are owner-only also when they existed before with a wider mode", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-private-"));
+    try {
+      const file = path.join(dir, "kubeconfig");
+      fs.writeFileSync(file, "old", { mode: 0o644 });
+      fs.chmodSync(file, 0o644);
+      writePrivateFile(file, "new");
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+      assert.equal(fs.readFileSync(file, "utf8"), "new");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import { status } from "@grpc/grpc-js";
 import { classify, isTransientRefusal, redact, TalosError } from "../../../provider/talos";
+import { refusalPauseMs } from "../../../provider/talos/upgrade";
 import { SimPki } from "../../../sim/talos/certs";
 
 const grpcErr = (code: number, details: string) => Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details });
@@ -67,6 +68,38 @@ describe("talos: error classification", () => {
     const e = classify(grpcErr(status.RESOURCE_EXHAUSTED, "grpc: received message larger than max (40000000 vs. 33554432)"), "n", "read");
     assert.equal(e.code, "UNKNOWN");
     assert.equal(e.retryable, false);
+  });
+
+  it("issue 18 point 7: a TLS handshake broken off by a node mid-reboot is UNAVAILABLE (retryable), a certificate problem stays CERTIFICATE", () => {
+    const code = (d: string) => classify(grpcErr(status.UNAVAILABLE, d), "n", "probe").code;
+    assert.equal(code('connection error: desc = "transport: authentication handshake failed: EOF"'), "UNAVAILABLE");
+    assert.equal(code('connection error: desc = "transport: authentication handshake failed: read tcp 10.5.0.2:4242->10.5.0.3:50000: read: connection reset by peer"'), "UNAVAILABLE");
+    assert.equal(code("write EPROTO: tls alert internal error"), "UNAVAILABLE");
+    assert.equal(code('connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"'), "CERTIFICATE");
+    assert.equal(code("remote error: tls: bad certificate"), "CERTIFICATE");
+    assert.equal(code("sslv3 alert handshake failure: unknown ca"), "CERTIFICATE");
+  });
+
+  it("issue 18 point 7: apid's proxy that could not dial or handshake with the node proves the request never reached it (unsent)", () => {
+    const unsent = (d: string) => classify(grpcErr(status.UNAVAILABLE, d), "n", "reboot").unsent;
+    assert.equal(unsent('connection error: desc = "transport: Error while dialing: dial tcp 10.5.0.3:50000: connect: connection refused"'), true);
+    assert.equal(unsent('connection error: desc = "transport: authentication handshake failed: EOF"'), true);
+    assert.equal(unsent("error reading from server: EOF"), false, "the proxy lost the answer: the node may have acted");
+  });
+
+  it("issue 18 point 7: 'etcdserver: request timed out' (and its variants) is a transient etcd refusal, whatever the gRPC code", () => {
+    for (const [c, d] of [[status.UNKNOWN, "error validating etcd for upgrade: etcdserver: request timed out"], [status.UNKNOWN, "etcdserver: request timed out"],
+      [status.UNAVAILABLE, "etcdserver: request timed out, possibly due to previous leader failure"]] as const) {
+      const e = classify(grpcErr(c, d), "n", "upgrade");
+      assert.equal(e.code, "ETCD_UNHEALTHY", d);
+      assert.equal(isTransientRefusal(e), true, d);
+    }
+  });
+
+  it("issue 18 point 7: refusals are retried with doubling pauses up to a cap (5 s → 60 s for a Talos leaking an etcd client per refusal)", () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((a) => refusalPauseMs(a, 250, 10_000)), [250, 500, 1000, 2000, 4000, 8000, 10_000]);
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map((a) => refusalPauseMs(a, 5_000, 60_000)), [5000, 10_000, 20_000, 40_000, 60_000, 60_000]);
+    assert.equal(refusalPauseMs(1000, 5_000, 60_000), 60_000);
   });
 
   it("the detail and the delivery of a call travel with the error", () => {

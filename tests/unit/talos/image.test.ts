@@ -1,7 +1,10 @@
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import fc from "fast-check";
 import type { NodeImageFacts } from "../../../provider/rollout/ports";
 import { installerImage, nodeInstallerImage, parseImageRef, targetVersion, TalosError, versionFromImage } from "../../../provider/talos";
+import { installImageOf } from "../../../provider/talos/facts";
+import { checkFactoryHost, DEFAULT_SCHEMATIC, factoryHostOf } from "../../../provider/talos/image";
 
 const SCHEMATIC = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 
@@ -82,6 +85,32 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
     assert.equal(nodeInstallerImage("n", "v1.13.2", facts()), "ghcr.io/siderolabs/installer:v1.13.2");
   });
 
+  it("issue 18 point 8: a non-metal node without a schematic gets Omni's image: its platform's installer of the default schematic (from 1.10)", () => {
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "aws" })), `factory.talos.dev/aws-installer/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "azure", secureBoot: true })), `factory.talos.dev/azure-installer-secureboot/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.9.5", facts({ platform: "aws" })), "ghcr.io/siderolabs/installer:v1.9.5");
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "metal" })), "ghcr.io/siderolabs/installer:v1.13.2");
+    assert.equal(DEFAULT_SCHEMATIC, crypto.createHash("sha256").update("customization: {}\n").digest("hex"), "Image Factory's id of the empty schematic");
+  });
+
+  it("issue 18 point 8: the factory host comes from the node's own install image when that is an Image Factory image; an explicit host wins", () => {
+    const own = (installImage: string) => nodeInstallerImage("n", "v1.13.2", facts({ schematic: X, ...(factoryHostOf(installImage) ? { factoryHost: factoryHostOf(installImage) } : {}) }));
+    assert.equal(own(`factory.corp.example/metal-installer/${S}:v1.12.0`), `factory.corp.example/metal-installer/${X}:v1.13.2`);
+    assert.equal(own(`registry:5000/mirror/factory.talos.dev/installer-secureboot/${S}:v1.9.0@sha256:${"a".repeat(64)}`), `registry:5000/mirror/factory.talos.dev/metal-installer/${X}:v1.13.2`);
+    assert.equal(own("ghcr.io/siderolabs/installer:v1.12.0"), `factory.talos.dev/metal-installer/${X}:v1.13.2`, "not a factory image: the default factory");
+    assert.equal(own("registry.local/installer-nvidia:v1.12.0"), `factory.talos.dev/metal-installer/${X}:v1.13.2`);
+    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ schematic: X, factoryHost: "factory.corp.example" }), { factoryHost: "f.example:443" }),
+      `f.example:443/metal-installer/${X}:v1.13.2`);
+    assert.equal(factoryHostOf(undefined), undefined);
+    const config = "version: v1alpha1\nmachine:\n  token: s3cret\n  install:\n    image: f.example/installer/" + S + ":v1.12.0\n---\napiVersion: v1alpha1\nkind: HostnameConfig\n";
+    assert.equal(installImageOf(config), `f.example/installer/${S}:v1.12.0`);
+    assert.equal(installImageOf("kind: HostnameConfig\n---\n: [unbalanced"), undefined);
+    assert.equal(checkFactoryHost("factory.example.com:5000/prefix"), "factory.example.com:5000/prefix");
+    for (const bad of ["https://factory.talos.dev", "factory.talos.dev/", "a b", ""]) {
+      assert.throws(() => checkFactoryHost(bad), /is not an Image Factory host; give the registry host/, bad);
+    }
+  });
+
   it("an explicit installer image wins over everything; an explicit schematic replaces each node's own", () => {
     assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ schematic: S }), { installerImage: "registry.local/installer:v1.13.2" }), "registry.local/installer:v1.13.2");
     assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "aws", schematic: S }), { schematic: X }), `factory.talos.dev/aws-installer/${X}:v1.13.2`);
@@ -105,7 +134,8 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
       const v = `v${a}.${b}.${c}`;
       const img = nodeInstallerImage("n", v, facts({ platform, schematic: own, secureBoot: sb }), chosen ? { schematic: chosen } : {});
       assert.equal(versionFromImage(img), v);
-      const want = chosen ?? own;
+      // without a schematic: the default one on a platform of its own from 1.10 (Omni), else the vanilla installer
+      const want = chosen ?? own ?? (platform !== "metal" && b >= 10 ? DEFAULT_SCHEMATIC : undefined);
       if (want) {
         assert.ok(img.includes(`/${want}:`));
         assert.equal(img.includes(`/${platform}-installer`), b >= 10);

@@ -1,10 +1,13 @@
 // `talos-gate validate`, run in-process (stdout/stderr captured).
 import assert from "node:assert/strict";
 import * as path from "node:path";
+import * as YAML from "yaml";
+import { run as runRbac } from "../../../cli/rbac";
 import { run } from "../../../cli/validate";
+import { CLUSTER_RULES, SYSTEM_RULES } from "../../../provider/kube/rbac";
 import { EXAMPLES, FIXTURES } from "./helpers";
 
-async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+async function capture(argv: string[], command: (argv: string[]) => Promise<number> = run): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
   const o = process.stdout.write.bind(process.stdout);
@@ -12,7 +15,7 @@ async function capture(argv: string[]): Promise<{ code: number; out: string; err
   process.stdout.write = ((s: string) => ((out += s), true)) as typeof process.stdout.write;
   process.stderr.write = ((s: string) => ((err += s), true)) as typeof process.stderr.write;
   try {
-    const code = await run(argv);
+    const code = await command(argv);
     return { code, out, err };
   } finally {
     process.stdout.write = o;
@@ -58,5 +61,24 @@ describe("cli: talos-gate validate", () => {
 
   it("usage errors exit 2", async () => {
     assert.equal((await capture([])).code, 2);
+  });
+});
+
+describe("cli: talos-gate rbac", () => {
+  it("prints the shipped ClusterRole and kube-system Role, with bindings for the named ServiceAccount, for kubectl apply", async () => {
+    const r = await capture(["--service-account", "ci/pipeline"], runRbac);
+    assert.equal(r.code, 0, r.err);
+    const docs = YAML.parseAllDocuments(r.out).map((d) => d.toJS());
+    assert.deepEqual(docs.map((d) => [d.kind, d.metadata.name, d.metadata.namespace]), [
+      ["ClusterRole", "talos-gate", undefined], ["Role", "talos-gate", "kube-system"],
+      ["ClusterRoleBinding", "talos-gate", undefined], ["RoleBinding", "talos-gate", "kube-system"],
+    ]);
+    assert.deepEqual(docs[0].rules, CLUSTER_RULES);
+    assert.deepEqual(docs[1].rules, SYSTEM_RULES);
+    assert.deepEqual(docs[2].subjects, [{ kind: "ServiceAccount", name: "pipeline", namespace: "ci" }]);
+    assert.ok(!JSON.stringify(docs).includes("secrets"), "no Secrets");
+    const bad = await capture(["--service-account", "pipeline"], runRbac);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.err, 'talos-gate rbac: --service-account must be <namespace>/<name>, got "pipeline"\n');
   });
 });

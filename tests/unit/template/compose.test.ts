@@ -135,6 +135,12 @@ describe("template/validateHealthcheck: one healthcheck object (Pulumi check)", 
       { path: 'annotations["talos-gate.dev/a"]', message: 'annotation "talos-gate.dev/a" is invalid: prefix "talos-gate.dev/" is reserved for internal use' },
       { path: "interval", message: 'healthcheck "": healthcheck interval must be at least 5s' },
     ]);
+    // Past 2^31 ms a timer fires at once: the check would be retried in a tight loop.
+    const long = validateHealthcheck({ name: "slow", job, interval: "600h" }, { cluster: "prod" });
+    assert.ok(!long.ok);
+    assert.deepEqual(long.failures, [
+      { path: "interval", message: 'healthcheck "slow": healthcheck interval is longer than a timer can wait (2^31 ms, about 24 days); use at most 596h' },
+    ]);
   });
 
   it("reports type errors and unknown fields in go-yaml's words", () => {

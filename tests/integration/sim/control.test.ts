@@ -1,0 +1,83 @@
+// The sim daemon's control endpoint on its own (no control plane): only a caller with the token may change the sim,
+// requests are checked, and faults land on the sim's knobs.
+import * as assert from "node:assert/strict";
+import { control, startControlServer, type ControlServer } from "../../../sim/control";
+import { TalosNodeSim } from "../../../sim/talos";
+
+describe("integration: sim — the control endpoint behind `talos-gate sim fault`", function () {
+  this.timeout(20000);
+  let sim: TalosNodeSim;
+  let server: ControlServer;
+  before(async () => {
+    sim = await TalosNodeSim.start({ nodes: 2, controlPlanes: 1, timing: { pullMs: 1, installMs: 1, downMs: 50 } });
+    server = await startControlServer(sim);
+  });
+  after(async () => {
+    await server?.close();
+    await sim?.stop();
+  });
+
+  it("listens on loopback only, and refuses a caller without the token (nothing changes)", async () => {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${server.url}/fault`, { method: "POST", body: JSON.stringify({ node: "w-1", fault: "rollback" }) });
+    assert.equal(res.status, 401);
+    await assert.rejects(control.setFault({ url: server.url, token: "x".repeat(48) }, "w-1", "rollback"), /needs the token from its state\.json/);
+    assert.deepEqual(sim.node("w-1").faults, {});
+  });
+
+  it("sets each fault on the sim's knobs, lists them, and clears them", async () => {
+    assert.deepEqual(await control.setFault(server, "w-1", "rollback"), { node: "w-1", faults: ["rollback"] });
+    await control.setFault(server, "10.5.0.3", "slow-boot=2s");
+    await control.setFault(server, "w-1", "never-comes-back");
+    await control.setFault(server, "cp-1", "etcd-unhealthy");
+    assert.deepEqual(sim.node("w-1").faults, { rollback: true, slowBootMs: 2000, neverComesBack: true });
+    assert.equal(sim.etcd.member("cp-1")!.healthy, false);
+    assert.deepEqual(await control.faults(server), { "cp-1": ["etcd-unhealthy"], "w-1": ["never-comes-back", "rollback", "slow-boot=2s"] });
+    await control.setFault(server, "w-1", "clear");
+    await control.setFault(server, "cp-1", "clear");
+    assert.deepEqual(sim.node("w-1").faults, {});
+    assert.equal(sim.etcd.member("cp-1")!.healthy, true);
+  });
+
+  it("an unhealthy etcd member stays unhealthy through its node's reboot until cleared", async () => {
+    await control.setFault(server, "cp-1", "etcd-unhealthy");
+    sim.node("cp-1").reboot();
+    await new Promise<void>((r) => sim.once("up", () => r()));
+    assert.equal(sim.etcd.member("cp-1")!.healthy, false);
+    await control.setFault(server, "cp-1", "clear");
+    assert.equal(sim.etcd.member("cp-1")!.healthy, true);
+  });
+
+  it("never-comes-back set while the node is down keeps it down from then on; recover boots it", async () => {
+    const ups: string[] = [];
+    let cpBack!: () => void;
+    const cpUp = new Promise<void>((r) => (cpBack = r));
+    const onUp = (n: { name: string }) => {
+      ups.push(n.name);
+      if (n.name === "cp-1") cpBack();
+    };
+    sim.on("up", onUp);
+    try {
+      const wentDown = new Promise<void>((r) => sim.once("down", () => r()));
+      sim.node("w-1").reboot();
+      await wentDown;
+      await control.setFault(server, "w-1", "never-comes-back");
+      // cp-1 goes down after w-1, with the same down time: once it is back, w-1 would have been back too.
+      sim.node("cp-1").reboot();
+      await cpUp;
+      assert.deepEqual(ups, ["cp-1"]);
+      assert.equal(sim.node("w-1").up, false);
+      assert.deepEqual(await control.recover(server, "w-1"), { node: "w-1", faults: [] });
+      assert.equal(sim.node("w-1").up, true);
+    } finally {
+      sim.off("up", onUp);
+    }
+  });
+
+  it("refuses bad requests with what it expected", async () => {
+    const res = await fetch(`${server.url}/fault`, { method: "POST", headers: { authorization: `Bearer ${server.token}` }, body: JSON.stringify({ node: "" }) });
+    assert.equal(res.status, 400);
+    assert.match(((await res.json()) as { error: string }).error, /bad request to the sim's control endpoint: node: .*; fault: /);
+    await assert.rejects(control.recover(server, "w-1"), /node w-1 is not down, so there is nothing to recover/);
+  });
+});
