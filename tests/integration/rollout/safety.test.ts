@@ -239,6 +239,7 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     } finally {
       await pipeline.close();
     }
+  });
 
   it("18.4 a >= 1.13 upgrade that fails after the install leaves the node armed: the status says so, and a revert disarms it", async () => {
     // From v1.13.7 everywhere (the previous test). w-1's drain is refused after v1.13.8 was installed on it.
