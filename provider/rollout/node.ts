@@ -1,8 +1,10 @@
 // One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
-// port pulls, installs, has the node drained (through the Kubernetes port, then waits for its volumes to detach) and
-// reboots it, and waits for a new boot id
-// on the target version; then the node is uncordoned and its Node must report Ready on the target. Only the node
-// timeout aborts an upgrade in flight; a cancel or a lost lease stops the run before the next node instead.
+// port pulls and installs (>= 1.13), has the node drained right before the call that takes it down (through the
+// Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
+// held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
+// id on the target version; then the node is uncordoned and its Node must report Ready on the target. A failure after
+// the install leaves the node armed, which the status says. Only the node timeout aborts an upgrade in flight; a
+// cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
 import type { Machine, NodeUpgradeStep } from "./ports";
@@ -40,7 +42,8 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       signal: bound.signal,
       beforeReboot: async ({ installed }) => {
         armed = installed;
-        // Like Omni on the LifecycleService path: a control plane hands etcd leadership over before it goes down.
+        // Like Omni on the LifecycleService path (here on both paths): a control plane hands etcd leadership over before
+        // it goes down.
         await forfeitLeadership(ctx, machine, bound.signal);
         await ctx.kube.drain(machine.name, {
           timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
