@@ -3,11 +3,13 @@
 // each control plane with its own mTLS endpoint. The two sides are wired as on a real cluster: a node going down for an
 // upgrade flips its Node NotReady (and, for a legacy upgrade, Talos cordons and drains it first); a node booting flips
 // it Ready with the new osImage — or, with the kubelet knobs, the Node stays Ready on its old osImage through a fast
-// reboot and the kubelet reports late.
+// reboot and the kubelet reports late. With `apiBehindControlPlane` the user's kubeconfig reaches the API server only
+// while that control plane is up (sim/apiproxy.ts).
 import { writePrivateFile } from "./files";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { startApiProxy } from "./apiproxy";
 import { ControlPlane, startControlPlane } from "./controlplane";
 import { KubeletKnobs, KubeSim, KubeSimOptions, startKubeSim } from "./kube";
 import { EtcdKnobs, generateNodes, SimNodeSpec, TalosNodeSim } from "./talos";
@@ -39,6 +41,11 @@ export interface SimClusterOptions {
    * owns it from then on and stops it with itself.
    */
   controlPlane?: Promise<ControlPlane>;
+  /**
+   * The kubeconfig's API server is behind this control plane (true: the first one): unreachable while that node is
+   * down, as on a real cluster whose kubeconfig names one control plane (`sim up` does this; sim/apiproxy.ts).
+   */
+  apiBehindControlPlane?: boolean | string;
 }
 
 export interface SimMachine {
@@ -52,8 +59,13 @@ export interface SimCluster {
   dir: string;
   kubeconfigPath: string;
   talosconfigPath: string;
+  /** The user's kubeconfig (its server is the API proxy with `apiBehindControlPlane`). */
   kubeconfig: string;
   talosconfig: string;
+  /** The API server address of `kubeconfig`. */
+  server: string;
+  /** The control plane the API server is behind (`apiBehindControlPlane`), if any. */
+  apiNode?: string;
   controlPlane: ControlPlane;
   talos: TalosNodeSim;
   kube: KubeSim;
@@ -109,13 +121,23 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     talos.hooks.beforeLegacyDown = async (node) => {
       await kube.drainForTalos(node.name);
     };
+    let server = controlPlane.server;
+    let apiNode: string | undefined;
+    if (opts.apiBehindControlPlane) {
+      const node = typeof opts.apiBehindControlPlane === "string" ? opts.apiBehindControlPlane : specs.find((x) => x.role === "controlplane")!.name;
+      const proxy = await startApiProxy(controlPlane.server, node, talos);
+      stoppers.push(() => proxy.close());
+      server = proxy.server;
+      apiNode = node;
+    }
+    const kubeconfig = controlPlane.kubeconfig.replace(controlPlane.server, server);
     const kubeconfigPath = path.join(dir, "kubeconfig");
     const talosconfigPath = path.join(dir, "talosconfig");
-    writePrivateFile(kubeconfigPath, controlPlane.kubeconfig);
+    writePrivateFile(kubeconfigPath, kubeconfig);
     talos.writeTalosconfig(talosconfigPath);
     return {
       dir, kubeconfigPath, talosconfigPath,
-      kubeconfig: controlPlane.kubeconfig,
+      kubeconfig, server, ...(apiNode ? { apiNode } : {}),
       talosconfig: fs.readFileSync(talosconfigPath, "utf8"),
       controlPlane, talos, kube, machines, kubelet,
       settled: () => lifecycle.idle(),

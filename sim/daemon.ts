@@ -8,7 +8,8 @@ import { startControlServer } from "./control";
 
 async function main(): Promise<void> {
   const opts = parseSimArgs(process.argv.slice(2));
-  const cluster = await startSimCluster(opts);
+  // As on a real cluster, the kubeconfig's API server is away while its control plane reboots.
+  const cluster = await startSimCluster({ ...opts, apiBehindControlPlane: true });
   const control = await startControlServer(cluster.talos);
   const state: SimState = {
     pid: process.pid,
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
     startedAt: new Date().toISOString(),
     kubeconfig: cluster.kubeconfigPath,
     talosconfig: cluster.talosconfigPath,
-    kubernetesServer: cluster.controlPlane.server,
+    kubernetesServer: cluster.server,
     talosEndpoint: cluster.talos.endpoints.join(", "),
     machines: cluster.machines.map((m) => ({ name: m.name, role: m.role, address: m.address, version: m.version })),
     bootSeconds: opts.bootSeconds,

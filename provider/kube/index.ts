@@ -9,7 +9,7 @@ import { drain } from "./drain";
 import { EventRecorder } from "./events";
 import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
-import { cordon, listMachines, readMachine, uncordon } from "./nodes";
+import { cordon, dropStaleCordonMark, listMachines, readMachine, uncordon } from "./nodes";
 import { watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
 import { runCheck, RunnerJobs } from "./runner";
@@ -95,6 +95,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     sweepRunners: () => sweepRunners(c, log, opts.runnerScope),
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
+    dropStaleCordonMark: (node: string) => dropStaleCordonMark(c, node),
     drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal }) => drain(c, node, o, log),
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),

@@ -3,7 +3,8 @@
 // take it with an update carrying the read resourceVersion (optimistic concurrency: of two racing takers exactly one
 // wins); held by someone else and not expired → fail at once naming the holder and the expiry. While held it is
 // renewed every durationSeconds/3; a failed renewal is retried every second until the lease would expire, and only
-// then (or when another holder is seen) is `lost` aborted. `release()` stops renewing and clears the holder.
+// then (or when another holder is seen) is `lost` aborted. Before the run reboots the control plane the API server
+// is behind, `holdThrough` renews it for that long (others see it held; failed renewals meanwhile do not lose it). `release()` stops renewing and clears the holder.
 // Stopping a rollout through the cluster (`talos-gate stop`): `requestStop` annotates the held Lease with who asked;
 // the holder watches its Lease and aborts `stopRequested`, and the rollout stops before its next node. Taking the
 // Lease clears a request left from an earlier run, so it only ever stops the rollout it was meant for.
@@ -165,6 +166,8 @@ class HeldLease implements Lease {
   private renewing: Promise<void> | undefined;
   /** When the lease expires for others if we cannot renew it. */
   private expiresAt: number;
+  /** Until when the API server may be away because the run rebooted its control plane (0: not expected). */
+  private outageUntil = 0;
 
   constructor(
     private readonly c: KubeClients,
@@ -216,7 +219,7 @@ class HeldLease implements Lease {
   private schedule(ms: number): void {
     if (this.released || this.ctl.signal.aborted) return;
     this.timer = setTimeout(() => {
-      this.renewing = this.renew().finally(() => (this.renewing = undefined));
+      this.renewing = this.renew().then(() => undefined).finally(() => (this.renewing = undefined));
     }, ms);
     this.timer.unref?.();
   }
@@ -227,23 +230,53 @@ class HeldLease implements Lease {
     this.ctl.abort(new KubeError(reason));
   }
 
-  private async renew(): Promise<void> {
-    if (this.released) return;
+  async holdThrough(ms: number): Promise<void> {
+    this.outageUntil = Date.now() + ms;
+    await this.settleRenewal();
+    const error = await this.renew();
+    if (error !== undefined) throw new KubeError(msg.leaseRenewFailed(this.cluster, apiMessage(error)), statusOf(error));
+  }
+
+  async outageOver(): Promise<void> {
+    if (this.outageUntil === 0) return;
+    this.outageUntil = 0;
+    await this.settleRenewal();
+    if (this.released || this.ctl.signal.aborted) return;
+    await this.renew();
+  }
+
+  /** Waits for a renewal in flight and cancels the scheduled one: the caller renews now (and schedules the next). */
+  private async settleRenewal(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    await this.renewing?.catch(() => undefined);
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Seconds the Lease is held for by the next renewal: its duration, plus an expected outage still ahead. */
+  private holdSeconds(now: number): number {
+    return this.duration + Math.max(0, Math.ceil((this.outageUntil - now) / 1000));
+  }
+
+  /** Renews once (scheduling the next); resolves the error of a failed attempt, undefined when it renewed. */
+  private async renew(): Promise<unknown> {
+    if (this.released) return undefined;
     const name = this.lease.metadata!.name!;
     const namespace = this.lease.metadata!.namespace!;
     const started = Date.now();
+    const hold = this.holdSeconds(started);
     try {
       const next = await this.c.coordination.replaceNamespacedLease({
         name, namespace, fieldManager: FIELD_MANAGER,
-        body: { ...this.lease, spec: { ...this.lease.spec, renewTime: micro(started) } },
+        body: { ...this.lease, spec: { ...this.lease.spec, renewTime: micro(started), leaseDurationSeconds: hold } },
       });
-      if (this.released) return;
+      if (this.released) return undefined;
       this.lease = next;
       this.noticeStopRequest(next);
-      this.expiresAt = started + this.duration * 1000;
+      this.expiresAt = started + hold * 1000;
       this.schedule((this.duration * 1000) / 3);
+      return undefined;
     } catch (err) {
-      if (this.released) return;
+      if (this.released) return undefined;
       if (isConflict(err)) {
         // Our copy is stale: read it; still ours → renew from the fresh copy, otherwise it was taken over.
         try {
@@ -251,18 +284,22 @@ class HeldLease implements Lease {
           if (fresh.spec?.holderIdentity === this.holder) {
             this.lease = fresh;
             this.noticeStopRequest(fresh);
-            this.schedule(0);
-            return;
+            return this.renew();
           }
-          return this.lose(msg.leaseLost(this.cluster, fresh.spec?.holderIdentity || "(nobody)"));
+          this.lose(msg.leaseLost(this.cluster, fresh.spec?.holderIdentity || "(nobody)"));
+          return err;
         } catch (readErr) {
           err = readErr;
         }
       }
-      if (isNotFound(err)) return this.lose(msg.leaseLost(this.cluster, "(deleted)"));
+      if (isNotFound(err)) {
+        this.lose(msg.leaseLost(this.cluster, "(deleted)"));
+        return err;
+      }
       // Keep trying until the lease would have expired for everyone else.
-      if (Date.now() + 1000 >= this.expiresAt) return this.lose(msg.leaseRenewFailed(this.cluster, apiMessage(err)));
-      this.schedule(1000);
+      if (Date.now() + 1000 >= this.expiresAt) this.lose(msg.leaseRenewFailed(this.cluster, apiMessage(err)));
+      else this.schedule(1000);
+      return err;
     }
   }
 

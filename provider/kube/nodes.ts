@@ -37,6 +37,7 @@ export function machineOf(node: k8s.V1Node): Machine {
   if (version) machine.talosVersion = version;
   const owner = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
   if (owner && machine.cordoned) machine.cordonedBy = owner;
+  else if (owner) machine.staleCordonMark = owner;
   return machine;
 }
 
@@ -151,6 +152,17 @@ export async function uncordon(c: KubeClients, node: string, owner: string): Pro
       { op: "remove", path: annotationPath(CORDONED_BY_ANNOTATION) },
       { op: "add", path: "/spec/unschedulable", value: false },
     ];
+  });
+}
+
+/**
+ * Removes talos-gate's cordon mark from `node` if the node is schedulable: the cordon it marked was lifted by someone
+ * else (`kubectl uncordon` keeps annotations), so a later cordon must not pass for ours (issue 18.5).
+ */
+export async function dropStaleCordonMark(c: KubeClients, node: string): Promise<boolean> {
+  return ownedPatch(c, node, "uncordon", (n) => {
+    if (n.spec?.unschedulable || n.metadata?.annotations?.[CORDONED_BY_ANNOTATION] === undefined) return undefined;
+    return [{ op: "remove", path: annotationPath(CORDONED_BY_ANNOTATION) }];
   });
 }
 

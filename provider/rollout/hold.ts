@@ -9,10 +9,8 @@ import { Stop, errorText, type RunContext } from "./context";
 import { effectiveInterval, evaluateGate, type CheckResult } from "./gate";
 import type { CheckOutcome, HealthcheckJob, Machine } from "./ports";
 import type { Wave } from "./plan";
+import { askEtcd, ETCD_RETRY_MS } from "./etcd";
 import * as msg from "./messages";
-
-/** How often the etcd check is asked again while it holds the gate. */
-const ETCD_RETRY_MS = 5_000;
 
 /** One check of the gate, run afresh at every attempt: a user's healthcheck Job, or the built-in etcd check. */
 interface GateCheck {
@@ -21,26 +19,48 @@ interface GateCheck {
   run(signal: AbortSignal): Promise<CheckOutcome>;
 }
 
+/** What a hold enforces besides the safety rules every mode keeps. */
+export interface HoldOptions {
+  /**
+   * The user's gates (healthchecks, conditions). A revert skips them, so a broken cluster can always be rolled back;
+   * it never skips the safety rules: nodes in flight Ready, every other control plane Ready, etcd's consent.
+   */
+  userGates: boolean;
+}
+
 /**
- * Holds until the nodes an interrupted run left are Ready and every check passes — the user's healthchecks and
- * conditions and, before a control plane, etcd's own health — then returns; throws Stop at holdTimeout, when the run
- * must stop, or when etcd could never allow the control plane down.
+ * Holds until the nodes an interrupted run left are Ready, before a control plane every other control plane is Ready,
+ * and every check passes — the user's healthchecks and conditions (not when reverting) and, before a control plane,
+ * etcd's own health — then returns; throws Stop at holdTimeout, when the run must stop, or when etcd could never allow
+ * the control plane down.
  */
 export async function holdGate(
-  ctx: RunContext, waveNo: number, wave: Wave, inFlight: ReadonlySet<string>, conditions?: ConditionWatch,
+  ctx: RunContext, waveNo: number, wave: Wave, inFlight: ReadonlySet<string>, conditions: ConditionWatch | undefined,
+  opts: HoldOptions = { userGates: true },
 ): Promise<void> {
   const start = ctx.now();
   const nextNode = wave.machines[0].name;
   const bound = deadline(ctx.clock, start + ctx.opts.holdTimeoutMs, [ctx.stop]);
   try {
-    await waitInFlightReady(ctx, bound, nextNode, inFlight);
-    const checks = ctx.opts.healthchecks.map((c) => jobCheck(ctx, c));
     const controlPlane = wave.machines.find((m) => m.role === "controlplane");
+    if (inFlight.size > 0 || controlPlane) await waitReady(ctx, bound, nextNode, mustBeReady(wave, inFlight));
+    const checks = opts.userGates ? ctx.opts.healthchecks.map((c) => jobCheck(ctx, c)) : [];
     if (controlPlane) checks.push(etcdCheck(ctx, controlPlane));
-    await passChecks(ctx, waveNo, bound, nextNode, checks, conditions);
+    await passChecks(ctx, waveNo, bound, nextNode, checks, opts.userGates ? conditions : undefined);
   } finally {
     bound.dispose();
   }
+}
+
+/**
+ * Which machines must be Ready before the wave goes: the nodes an interrupted run left in flight and, before a
+ * control plane, every other control plane (one down already, a second would take the cluster's API and etcd quorum
+ * with it — in a revert too: issue 18.1).
+ */
+function mustBeReady(wave: Wave, inFlight: ReadonlySet<string>): (m: Machine) => boolean {
+  const inWave = new Set(wave.machines.map((m) => m.name));
+  const controlPlaneWave = wave.machines.some((m) => m.role === "controlplane");
+  return (m) => inFlight.has(m.name) || (controlPlaneWave && m.role === "controlplane" && !inWave.has(m.name));
 }
 
 /** A user's healthcheck: Omni's Job lifecycle through the Kubernetes port. */
@@ -52,43 +72,28 @@ function jobCheck(ctx: RunContext, check: HealthcheckJob): GateCheck {
 class EtcdRefusal extends Stop {}
 
 /**
- * Before a control plane goes down, etcd must be healthy and keep quorum without its member (Omni and talosctl ask
- * the same; Talos' own check is skipped for preserved upgrades from v1.12.9, v1.13.4 and v1.14.0-alpha.2, and is
- * never made on the LifecycleService path). Asked through another control plane when there is one, since this one's
- * answer says nothing about the others.
+ * Before a control plane's wave, etcd must be healthy and keep quorum without its member (Omni and talosctl ask the
+ * same); asked again right before it goes down (etcd.ts, node.ts): Talos' own check is skipped for preserved
+ * upgrades from v1.12.9, v1.13.4 and v1.14.0-alpha.2, and is never made on the LifecycleService path.
  */
 function etcdCheck(ctx: RunContext, machine: Pick<Machine, "name">): GateCheck {
   return {
     id: msg.ETCD_CHECK_ID,
     intervalMs: ETCD_RETRY_MS,
     run: async (signal) => {
-      const live = await ctx.machines();
-      const self = live.find((m) => m.name === machine.name);
-      const via = live.find((m) => m.role === "controlplane" && m.name !== machine.name && m.ready) ?? self;
-      if (!self || !via) return { state: "failed", reason: msg.etcdCheckFailed(`node ${machine.name} is not in the cluster`) };
-      let health;
-      try {
-        health = await ctx.talos.etcdHealth(via.address, { signal });
-      } catch (e) {
-        if (signal.aborted) return { state: "running", reason: msg.CHECK_WAITING_TO_COMPLETE };
-        return { state: "failed", reason: msg.etcdCheckFailed(errorText(e)) };
-      }
-      const member = health.members.some((m) => m.name === self.name) ? self.name : self.address;
-      const verdict = health.canTakeDown(member);
-      if (verdict.ok) return { state: "passed" };
-      if (verdict.permanent) throw new EtcdRefusal(verdict.reason ?? msg.etcdCheckFailed("refused"));
-      return { state: "failed", reason: verdict.reason ?? msg.etcdCheckFailed("not healthy") };
+      const answer = await askEtcd(ctx, machine, signal);
+      if (answer.state === "refused") throw new EtcdRefusal(answer.reason);
+      return answer;
     },
   };
 }
 
-async function waitInFlightReady(ctx: RunContext, bound: Deadline, nextNode: string, inFlight: ReadonlySet<string>): Promise<void> {
-  if (inFlight.size === 0) return;
+async function waitReady(ctx: RunContext, bound: Deadline, nextNode: string, watched: (m: Machine) => boolean): Promise<void> {
   const pollMs = ctx.opts.readyPollMs ?? 2000;
   let waiting = false;
   for (;;) {
     const seen = ctx.machinesVersion();
-    const notReady = (await ctx.machines()).filter((m) => !m.ready && inFlight.has(m.name)).map((m) => m.name).sort();
+    const notReady = (await ctx.machines()).filter((m) => !m.ready && watched(m)).map((m) => m.name).sort();
     if (notReady.length === 0) {
       if (waiting) await ctx.emit({ type: "ClusterReady", at: ctx.now() });
       return;

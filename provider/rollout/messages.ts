@@ -142,7 +142,7 @@ export function planHeadline(plan: Plan): string {
   const verb = plan.mode === "reverting" ? "revert" : "upgrade";
   const parts = [`${verb} ${plan.pending} of ${plural(plan.total, "machine")} to ${plan.target} in ${plural(plan.waves.length, "wave")}`];
   if (plan.skipped.length) parts.push(`${plan.skipped.length} already on ${plan.target}`);
-  if (plan.mode === "reverting") parts.push("not gated (reverting to the last converged version)");
+  if (plan.mode === "reverting") parts.push("not gated by your checks (reverting to the last converged version; etcd is still asked before each control plane)");
   return parts.join(", ");
 }
 
@@ -167,7 +167,7 @@ export function planWaveLine(w: Wave, _totalWaves: number, mode: RolloutMode): s
   } else {
     body = `${w.machines.map((m) => `${m.name} ${versionHop(m.from, m.to)}`).join(", ")} (${groupLabel(w)})`;
   }
-  const gate = w.gatedBy.length ? `, gated by: ${w.gatedBy.join(", ")}` : mode === "reverting" ? ", not gated" : "";
+  const gate = w.gatedBy.length ? `, gated by: ${w.gatedBy.join(", ")}` : mode === "reverting" ? ", not gated by your checks" : "";
   return `${w.index}. ${body}${gate}`;
 }
 
@@ -186,7 +186,7 @@ export function progressPrefix(cluster: string): string {
 export function progressRunStarted(mode: RolloutMode, pending: number, total: number, target: string, waves: number): string {
   if (mode === "done") return `nothing to do: ${plural(total, "machine")} already on ${target}`;
   const verb = mode === "reverting" ? "reverting" : "upgrading";
-  const tail = mode === "reverting" ? " (not gated)" : "";
+  const tail = mode === "reverting" ? " (not gated by your checks)" : "";
   return `${verb} ${pending} of ${plural(total, "machine")} to ${target} in ${plural(waves, "wave")}${tail}`;
 }
 
@@ -401,4 +401,33 @@ export function reasonHookFailed(phase: string, id: string, node: string, detail
 
 export function volumesBlocking(volumes: readonly string[]): string {
   return `waiting for volumes to detach: ${volumes.join(", ")}`;
+}
+
+export function etcdNoConsentBeforeDown(node: string, reason: string): string {
+  return `etcd did not consent to control plane ${node} going down before nodeTimeout (asked again right before its reboot): ${reason}`;
+}
+
+export function progressWaitingForEtcd(reason: string): string {
+  return `waiting for etcd: ${truncateReason(singleLine(reason))}`;
+}
+
+/** A failure after the install: the new version waits on disk for the node's next reboot (issue 18.4). */
+export function withArmed(reason: string, node: string, version: string): string {
+  return `${reason} (node ${node} is armed: ${version} is installed and boots at its next reboot, ungated; the next run finishes it in order, or a revert disarms it)`;
+}
+
+export function progressNodeArmed(node: string, version: string): string {
+  return `node ${node}: armed: ${version} is installed but the node has not rebooted into it (it boots at its next reboot, ungated)`;
+}
+
+export function progressNodeDisarmed(node: string, version: string): string {
+  return `node ${node}: disarmed: ${version}, the version it runs, installed again (no reboot)`;
+}
+
+export function staleMarkNotDropped(node: string, detail: string): string {
+  return `could not remove talos-gate's stale cordon mark from node ${node} (its cordon was lifted; kubectl annotate node ${node} talos-gate.dev/cordoned-by- does it by hand): ${truncateReason(singleLine(detail))}`;
+}
+
+export function reasonCannotDisarm(node: string, armed: string, detail: string): string {
+  return `node ${node} is armed with ${armed} (installed, not rebooted) and could not be disarmed: ${truncateReason(singleLine(detail))}; it boots ${armed} at its next reboot; keep it from rebooting, then ${RESUME}`;
 }

@@ -1,11 +1,14 @@
 // One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
-// port pulls, installs, has the node drained (through the Kubernetes port, then waits for its volumes to detach) and
-// reboots it, and waits for a new boot id
-// on the target version; then the node is uncordoned and its Node must report Ready on the target. Only the node
-// timeout aborts an upgrade in flight; a cancel or a lost lease stops the run before the next node instead.
+// port pulls and installs (>= 1.13), has the node drained right before the call that takes it down (through the
+// Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
+// held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
+// id on the target version; then the node is uncordoned and its Node must report Ready on the target. A failure after
+// the install leaves the node armed, which the status says. Only the node timeout aborts an upgrade in flight; a
+// cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
 import type { Machine, NodeUpgradeStep } from "./ports";
+import { awaitEtcdConsent } from "./etcd";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
 
@@ -21,6 +24,10 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
   // What the node was doing when the node timeout hit (the adapter only sees its signal abort).
   let lastStep: NodeUpgradeStep | undefined;
   let lastStepAt = started;
+  /** The install succeeded and the node has not rebooted into it yet: the new version is armed on disk. */
+  let armed = false;
+  /** The node is a control plane the API server may be behind: the API may be away until it is back. */
+  let apiAway = false;
   const stepped = (step: NodeUpgradeStep) => {
     lastStep = step;
     lastStepAt = ctx.now();
@@ -33,36 +40,32 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       targetVersion: target,
       nodeTimeoutMs: opts.nodeTimeoutMs,
       signal: bound.signal,
-      beforeReboot: async () => {
-        // Like Omni on the LifecycleService path: a control plane hands etcd leadership over before it goes down.
+      beforeReboot: async ({ installed }) => {
+        armed = installed;
+        // Like Omni on the LifecycleService path (here on both paths): a control plane hands etcd leadership over before
+        // it goes down.
         await forfeitLeadership(ctx, machine, bound.signal);
         await ctx.kube.drain(machine.name, {
           timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
         });
-        // Storage-aware reboot: a fast reboot must not outrun the CSI detach of the node's volumes.
-        const detachMs = opts.volumeDetachTimeoutMs ?? 0;
-        if (detachMs > 0 && ctx.kube.waitForVolumeDetach) {
-          await ctx.kube.waitForVolumeDetach(machine.name, {
-            timeoutMs: detachMs,
-            signal: bound.signal,
-            onBlocking: (volumes) => {
-              void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.volumesBlocking(volumes) });
-            },
-          }).catch((e: unknown) => {
-            // A kubeconfig that may not read VolumeAttachments cannot wait for them: say so, do not fail every node.
-            if ((e as { status?: number }).status !== 403) throw e;
-            ctx.warn(msg.volumeWaitForbidden(machine.name, errorText(e)));
-          });
-        }
+        await waitVolumesDetached(ctx, machine, bound.signal);
+        // Asked again for this very node, right before it goes down: the gate's answer may be stale (pull, install
+        // and drain sat in between) or about another control plane (the run re-planned after the gate).
+        await awaitEtcdConsent(ctx, machine, bound.signal, (reason) => {
+          void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.progressWaitingForEtcd(reason) });
+        });
+        apiAway = await holdLeaseThroughReboot(ctx, machine, started);
       },
       onStep: (step, detail) => {
+        if (step === "rebooting") armed = false; // the reboot into it is on its way: the wait decides from here
         stepped(step);
         void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step, ...(detail !== undefined ? { detail } : {}) });
       },
     });
     if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
-    // Only our own cordon (the lifecycle path's drain) is lifted; on the legacy path Talos lifts its own at boot.
-    await ctx.kube.uncordon(machine.name, opts.holder);
+    // Only our own cordon (our drain, on both paths) is lifted; an administrator's stays. Talos lifts only its own at
+    // boot (talos.dev/cordoned; it does not mark a node that was already unschedulable: node_apply.go ApplyCordoned).
+    await whenApiBack(ctx, apiAway, bound.signal, () => ctx.kube.uncordon(machine.name, opts.holder));
     stepped("back");
     await waitNodeReady(ctx, machine, target, started, bound.signal, fail);
     await ctx.emit({ type: "NodeBack", at: ctx.now(), node: machine.name, version: target }, true);
@@ -70,13 +73,64 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     // A failed node (drain refused, back on the old version, not back in time) must not stay unschedulable because
     // of us: our cordon is lifted, any other stays.
     await ctx.kube.uncordon(machine.name, opts.holder).catch((err) => ctx.warn(msg.uncordonFailed(machine.name, errorText(err))));
+    // Installed and not rebooted: the new version boots at the node's next reboot, whoever causes it (issue 18.4).
+    if (armed) await ctx.emit({ type: "NodeArmed", at: ctx.now(), node: machine.name, version: target }, true);
     if (ctx.status.machines.find((m) => m.name === machine.name)?.state === "failed") throw e;
-    await fail(bound.expired()
+    const reason = bound.expired()
       ? msg.reasonNodeTimeout(machine.name, target, opts.nodeTimeoutMs, msg.nodeTimeoutLastStep(lastStep, ctx.now() - lastStepAt))
-      : msg.reasonNodeFailed(machine.name, errorText(e)));
+      : msg.reasonNodeFailed(machine.name, errorText(e));
+    await fail(armed ? msg.withArmed(reason, machine.name, target) : reason);
   } finally {
+    if (apiAway) await ctx.lease.outageOver?.();
     bound.dispose();
   }
+}
+
+/**
+ * A control plane about to reboot may take the API server with it (one control plane, or a kubeconfig naming this
+ * one): the Lease is renewed to be held until the node's nodeTimeout, so the run keeps it through the outage and no
+ * second pipeline gets in meanwhile (issue 18.6). A failed renewal here keeps the node up.
+ */
+async function holdLeaseThroughReboot(ctx: RunContext, machine: Machine, started: number): Promise<boolean> {
+  if (machine.role !== "controlplane" || !ctx.lease.holdThrough) return false;
+  await ctx.lease.holdThrough(Math.max(0, started + ctx.opts.nodeTimeoutMs - ctx.now()));
+  return true;
+}
+
+/** How often a call is tried again while the API server comes back with its control plane. */
+const API_BACK_RETRY_MS = 1000;
+
+/**
+ * Calls `call`; when the API may still be away because of our own reboot (`apiAway`), failures are retried until
+ * `signal` (nodeTimeout) ends the wait, then the last error is thrown.
+ */
+async function whenApiBack<T>(ctx: RunContext, apiAway: boolean, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (e) {
+      if (!apiAway || signal.aborted) throw e;
+      await ctx.clock.sleep(API_BACK_RETRY_MS, signal);
+      if (signal.aborted) throw e;
+    }
+  }
+}
+
+/** Storage-aware reboot: a fast reboot must not outrun the CSI detach of the node's volumes. */
+async function waitVolumesDetached(ctx: RunContext, machine: Machine, signal: AbortSignal): Promise<void> {
+  const detachMs = ctx.opts.volumeDetachTimeoutMs ?? 0;
+  if (detachMs <= 0 || !ctx.kube.waitForVolumeDetach) return;
+  await ctx.kube.waitForVolumeDetach(machine.name, {
+    timeoutMs: detachMs,
+    signal,
+    onBlocking: (volumes) => {
+      void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.volumesBlocking(volumes) });
+    },
+  }).catch((e: unknown) => {
+    // A kubeconfig that may not read VolumeAttachments cannot wait for them: say so, do not fail every node.
+    if ((e as { status?: number }).status !== 403) throw e;
+    ctx.warn(msg.volumeWaitForbidden(machine.name, errorText(e)));
+  });
 }
 
 /**

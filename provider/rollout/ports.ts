@@ -19,6 +19,11 @@ export interface Machine {
   cordoned: boolean;
   /** Who cordoned it, when talos-gate did (the owner passed to `cordon`); undefined for any other cordon. */
   cordonedBy?: string;
+  /**
+   * talos-gate's cordon mark on a schedulable Node: someone lifted the cordon since (`kubectl uncordon` keeps the
+   * mark), so the mark is stale, and a later cordon on the node would not be talos-gate's.
+   */
+  staleCordonMark?: string;
   /** Talos version parsed from `status.nodeInfo.osImage` ("Talos (v1.13.2)"), e.g. "v1.13.2"; undefined if unknown. */
   talosVersion?: string;
   /** Machine set the machine belongs to (Omni: control-planes / workers / extra worker set id). */
@@ -46,6 +51,17 @@ export interface Lease {
    */
   readonly stopRequested?: AbortSignal;
   release(): Promise<void>;
+  /**
+   * The API server may be away for up to `ms` because the run takes its own control plane down (issue 18.6): the
+   * Lease is renewed at once to be held that much longer (so no second pipeline gets it meanwhile), and renewals that
+   * fail within that time do not lose it. Rejects when the renewal fails (then the node must not go down).
+   */
+  holdThrough?(ms: number): Promise<void>;
+  /**
+   * The control plane is back (or failed): the Lease is renewed at once for its usual duration, so a run killed from
+   * now on holds it no longer than usual. Never rejects (a failed renewal is retried as any other).
+   */
+  outageOver?(): Promise<void>;
 }
 
 /** Every machine of the cluster, kept current by a watch (an informer): read it and wait on it instead of polling. */
@@ -87,6 +103,8 @@ export interface KubeApi {
   drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal }): Promise<void>;
   /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
   uncordon(node: string, owner: string): Promise<boolean>;
+  /** Removes talos-gate's cordon mark from a schedulable Node (a stale mark); resolves whether it did. */
+  dropStaleCordonMark?(node: string): Promise<boolean>;
   /** Take the per-cluster Lease, or throw at once naming the current holder. */
   acquireLease(opts: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease>;
   /**
@@ -217,8 +235,13 @@ export interface UpgradeNodeOptions {
   /** The node must be back (new boot id and target version) within this time. */
   nodeTimeoutMs: number;
   signal?: AbortSignal;
-  /** Called on the >= 1.13 path after install and before reboot (cordon + drain via the Kubernetes port). */
-  beforeReboot?: () => Promise<void>;
+  /**
+   * Called right before the call that takes the node down (cordon + drain via the Kubernetes port, etcd's consent): on
+   * the >= 1.13 path after the install and before Reboot (`installed`: the new version is armed on disk), on the legacy
+   * path before Upgrade (which drains with Talos' own drain, ignoring refusals, and reboots by itself). A throw leaves
+   * the node up.
+   */
+  beforeReboot?: (info: { installed: boolean }) => Promise<void>;
   onStep?: (step: NodeUpgradeStep, detail?: string) => void;
 }
 
@@ -293,6 +316,11 @@ export interface TalosApi {
    * at the target is not touched (path "none"). A node that comes back on another version is an error.
    */
   upgradeNode(node: string, opts: UpgradeNodeOptions): Promise<UpgradeNodeResult>;
+  /**
+   * Installs `image` on the node without rebooting it (>= 1.13: pull + LifecycleService.Upgrade): used to disarm a node
+   * a failed upgrade left armed, by installing the version it runs again.
+   */
+  reinstall?(node: string, opts: { image: string; timeoutMs: number; signal?: AbortSignal }): Promise<void>;
   /** Platform, schematic, extensions and SecureBoot of a node, for its own installer image. */
   imageFacts(node: string, opts?: { signal?: AbortSignal }): Promise<NodeImageFacts>;
   /** etcd members and their health, asked through control plane `cpNode` (and each member's own node). */

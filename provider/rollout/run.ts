@@ -6,7 +6,7 @@
 
 import type { HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
 import type { MaintenanceSchedule } from "../schedule";
-import { systemClock, type Clock } from "./clock";
+import { deadline, systemClock, type Clock } from "./clock";
 import { cleanUp } from "./cleanup";
 import { ConditionWatch, type ConditionGate } from "./conditions";
 import { runNodeHook, type NodeHooks } from "./hooks";
@@ -18,6 +18,7 @@ import { convergedVersion, detectMode, planRollout, type Plan, type RolloutStrat
 import { releaseOwnCordons } from "./resume";
 import { initialStatus, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
+import { sameVersion } from "../version";
 
 export { systemClock, type Clock } from "./clock";
 
@@ -107,6 +108,52 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
   }
 }
 
+/** The hold cleared `held` (its control plane, or workers); `next` may only go when it is the same kind of wave. */
+function sameWaveKind(held: Wave, next: Wave): boolean {
+  const cp = (w: Wave) => w.machines.find((m) => m.role === "controlplane")?.name;
+  return cp(held) === cp(next);
+}
+
+/**
+ * Nodes a previous run left armed (installed, not rebooted: status `armed`) that still run another version: shown
+ * armed again in this run's status. An upgrade finishes them in order like any node not on the target; what is left
+ * armed with another version than the target when the waves are done is disarmed (issue 18.4).
+ */
+async function stillArmed(ctx: RunContext, previous: UpgradeStatus | undefined, live: readonly Machine[]): Promise<Map<string, string>> {
+  const armed = new Map<string, string>();
+  for (const m of previous?.machines ?? []) {
+    const node = live.find((x) => x.name === m.name);
+    if (!m.armed || !node || sameVersion(node.talosVersion, m.armed)) continue;
+    armed.set(m.name, m.armed);
+    await ctx.emit({ type: "NodeArmed", at: ctx.now(), node: m.name, version: m.armed });
+  }
+  return armed;
+}
+
+/**
+ * Installs the version it runs again on every node still armed with another version (a revert, or a run that found
+ * the cluster done), without rebooting it: its next reboot, planned or not, boots what it runs. A node the run upgraded
+ * meanwhile is no longer armed. Bounded per node by nodeTimeout; a failure fails the run naming the node.
+ */
+async function disarm(ctx: RunContext, armed: ReadonlyMap<string, string>): Promise<void> {
+  for (const [name, version] of armed) {
+    if (ctx.status.machines.find((m) => m.name === name)?.armed === undefined) continue; // upgraded by this run
+    const node = await ctx.machine(name);
+    if (!node || !sameVersion(node.talosVersion, ctx.opts.targetVersion) || sameVersion(version, ctx.opts.targetVersion)) continue;
+    if (!ctx.talos.reinstall) throw new Stop(msg.reasonCannotDisarm(name, version, "the Talos port cannot install without a reboot"));
+    const bound = deadline(ctx.clock, ctx.now() + ctx.opts.nodeTimeoutMs, [ctx.stop]);
+    try {
+      const image = await ctx.opts.installerImage(node, ctx.opts.targetVersion);
+      await ctx.talos.reinstall(node.address, { image, timeoutMs: ctx.opts.nodeTimeoutMs, signal: bound.signal });
+    } catch (e) {
+      throw new Stop(msg.reasonCannotDisarm(name, version, errorText(e)));
+    } finally {
+      bound.dispose();
+    }
+    await ctx.emit({ type: "NodeDisarmed", at: ctx.now(), node: name, version: ctx.opts.targetVersion }, true);
+  }
+}
+
 /** Stops the run when no node may start now (outside every maintenance window). */
 function checkWindow(ctx: RunContext): void {
   const closed = ctx.opts.schedule?.closedReason(new Date(ctx.now()));
@@ -141,6 +188,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
   // Nodes an interrupted run left mid-upgrade: waited for (bounded) before the next wave, never set aside.
   const inFlight = new Set((previous?.machines ?? []).filter((m) => m.state === "upgrading").map((m) => m.name));
   await ctx.emit({ type: "RunStarted", at: ctx.now(), plan: planFor(machines) }, true);
+  const armed = await stillArmed(ctx, previous, machines);
 
   const attempted = new Set<string>();
   let lastBackAt: number | undefined;
@@ -152,25 +200,28 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     const repeat = wave.machines.find((m) => attempted.has(m.name));
     if (repeat) throw new Stop(msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
     ctx.checkStop(wave.machines[0].name);
-    let next = wave;
-    if (forced === "upgrading") {
+    const upgrading = forced === "upgrading";
+    if (upgrading) {
       // Windows pace upgrades only: a revert (like Omni's, ungated) must always be possible.
       checkWindow(ctx);
       if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
-      await holdGate(ctx, waveNo, wave, inFlight, conditions);
-      // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
-      // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
-      machines = await ctx.machines();
-      const fresh = planFor(machines).waves[0];
-      if (!fresh || fresh.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
-      next = fresh;
     }
-    if (forced === "upgrading") checkWindow(ctx); // the window may have closed while the gate held
+    // A revert skips the user's gates, never the safety rules: nodes in flight Ready, the other control planes Ready,
+    // etcd's consent before a control plane (issue 18.1: a revert once took a second control plane down).
+    await holdGate(ctx, waveNo, wave, inFlight, conditions, { userGates: upgrading });
+    // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
+    // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
+    machines = await ctx.machines();
+    const next = planFor(machines).waves[0];
+    if (!next || next.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
+    if (!sameWaveKind(wave, next)) continue; // a control plane the hold did not clear: held for at the top
+    if (upgrading) checkWindow(ctx); // the window may have closed while the gate held
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
     await upgradeWave(ctx, next, machines, attempted, setAside);
     lastBackAt = ctx.now();
     await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: waveNo }, true);
   }
+  await disarm(ctx, armed);
   if (setAside.size) {
     const done = ctx.status.machines.filter((m) => m.state === "done" || m.state === "skipped").length;
     throw new Stop(msg.reasonSetAside([...setAside].sort(), done, ctx.status.machines.length));

@@ -32,6 +32,11 @@ export interface MachineStatus {
   durationMs?: number;
   /** Failure reason, single line, truncated. */
   error?: string;
+  /**
+   * The version installed on the node's disk that it has not booted yet (an upgrade failed after the install): it
+   * boots at the node's next reboot, ungated. A later run finishes it, or a revert disarms it (issue 18.4).
+   */
+  armed?: string;
 }
 
 export interface HealthcheckStatus {
@@ -106,6 +111,8 @@ export type StatusEvent =
   | { type: "NodeBack"; at: number; node: string; version: string }
   | { type: "NodeFailed"; at: number; node: string; reason: string }
   | { type: "NodeSetAside"; at: number; node: string }
+  | { type: "NodeArmed"; at: number; node: string; version: string }
+  | { type: "NodeDisarmed"; at: number; node: string; version: string }
   | { type: "WaveDone"; at: number; wave: number }
   | { type: "SoakStarted"; at: number; soakMs: number; untilAt: number }
   | { type: "SoakRestarted"; at: number; reason: string }
@@ -293,7 +300,7 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
     case "NodeStep":
       return updateMachine(s, e.node, (m) => ({ ...m, step: e.step }));
     case "NodeBack":
-      return updateMachine(s, e.node, (m) => ({
+      return updateMachine(s, e.node, ({ armed: _a, ...m }) => ({
         ...m,
         state: "done",
         step: "back",
@@ -311,6 +318,10 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
       }));
     case "NodeSetAside":
       return updateMachine(s, e.node, (m) => ({ ...m, state: "set-aside" }));
+    case "NodeArmed":
+      return updateMachine(s, e.node, (m) => ({ ...m, armed: e.version }));
+    case "NodeDisarmed":
+      return updateMachine(s, e.node, ({ armed: _a, ...m }) => m);
     case "WaveDone":
       return { ...s, wave: e.wave };
     case "SoakStarted":
@@ -401,6 +412,10 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
       return msg.progressNodeFailed(e.node, e.reason);
     case "NodeSetAside":
       return msg.progressNodeSetAside(e.node);
+    case "NodeArmed":
+      return msg.progressNodeArmed(e.node, e.version);
+    case "NodeDisarmed":
+      return msg.progressNodeDisarmed(e.node, e.version);
     case "WaveDone":
       return msg.progressWaveDone(e.wave, s.waves);
     case "SoakStarted":

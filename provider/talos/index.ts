@@ -5,7 +5,7 @@ import { TalosClient, TalosClientOptions } from "./client";
 import { readEtcdHealth } from "./etcd";
 import { readImageFacts } from "./facts";
 import { parseTalosconfig } from "./talosconfig";
-import { upgradeNode, UpgradeTuning } from "./upgrade";
+import { reinstall, upgradeNode, UpgradeTuning } from "./upgrade";
 
 export { DEFAULT_CHANNEL_OPTIONS, TalosClient } from "./client";
 export type {
@@ -40,6 +40,7 @@ export function createTalosApi(talosconfigText: string, opts: TalosApiOptions = 
     },
     bootId: (node: string, o?: { signal?: AbortSignal }) => client.bootId(node, o),
     upgradeNode: (node: string, o: UpgradeNodeOptions): Promise<UpgradeNodeResult> => upgradeNode(client, node, o, opts),
+    reinstall: (node: string, o: { image: string; timeoutMs: number; signal?: AbortSignal }) => reinstall(client, node, o),
     imageFacts: (node: string, o?: { signal?: AbortSignal }) => readImageFacts(client, node, { ...o, timeoutMs: opts.probeTimeoutMs ?? 5000 }),
     etcdHealth: (cpNode: string, o?: { signal?: AbortSignal }) => readEtcdHealth(client, cpNode, { ...o, timeoutMs: opts.probeTimeoutMs ?? 5000 }),
     async forfeitLeadership(node: string, o?: { signal?: AbortSignal }) {

@@ -1,6 +1,6 @@
 // One node upgrade, like Omni: Talos >= 1.13 on both sides → ImageService.Pull, LifecycleService.Upgrade (exit code
-// checked), beforeReboot (the caller cordons + drains), Reboot; otherwise the legacy MachineService.Upgrade with
-// preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the target version. Level-based: a node
+// checked), beforeReboot (the caller cordons + drains), Reboot; otherwise beforeReboot, then the legacy
+// MachineService.Upgrade with preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the target version. Level-based: a node
 // already on the target is left alone, and a node that is down at the start is waited for first.
 //
 // Actions that reboot (Reboot, legacy Upgrade) are sent once per node upgrade. Sent again only when the node proved
@@ -11,7 +11,7 @@
 import type { UpgradeNodeOptions, UpgradeNodeResult } from "../rollout/ports";
 import { EventStream, TalosClient, TalosEvent } from "./client";
 import { classify, isTransientRefusal, TalosError } from "./errors";
-import { targetVersion } from "./image";
+import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
 import { sameVersion } from "../version";
 import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
@@ -220,13 +220,20 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       checkAbort();
       if (opts.beforeReboot) {
         step("draining");
-        await opts.beforeReboot();
+        await opts.beforeReboot({ installed: true });
       }
       checkAbort();
       step("rebooting");
       const r = await sendAction("Reboot", () => client.reboot(node, 0, { signal }));
       if (r) watch.follow(r.actorId, ["reboot"]);
     } else {
+      // The legacy Upgrade drains with Talos' own drain (refusals ignored, rebooting anyway after 5 minutes) and
+      // reboots by itself: the caller drains first, PDBs honoured, and etcd is asked right before (issue 18.2, 18.3).
+      if (opts.beforeReboot) {
+        step("draining");
+        await opts.beforeReboot({ installed: false });
+      }
+      checkAbort();
       step("installing", opts.image);
       const r = await sendAction("Upgrade", () => client.upgrade(node, { image: opts.image, preserve: true, stage: staged, force: false }, {
         signal, timeoutMs: opts.nodeTimeoutMs,
@@ -382,5 +389,18 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       const pause = Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));
       await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
     }
+  }
+}
+
+/**
+ * Installs `image` without rebooting (ImageService.Pull, LifecycleService.Upgrade): to disarm a node whose failed
+ * upgrade left another version installed, the version it runs is installed again, so its next reboot boots what it
+ * runs now (issue 18.4). A refusal for now (another installation) is not retried: the next run disarms it.
+ */
+export async function reinstall(client: TalosClient, node: string, opts: { image: string; timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+  await client.pull(node, opts.image, { signal: opts.signal, timeoutMs: opts.timeoutMs });
+  const res = await client.lifecycleUpgrade(node, opts.image, { signal: opts.signal, timeoutMs: opts.timeoutMs });
+  if (res.exitCode !== 0) {
+    throw new TalosError("INSTALLER_EXIT", msg.installerExit(node, res.exitCode, versionFromImage(opts.image) ?? "the running version", res.log.slice(-3).join(" | ")), node);
   }
 }

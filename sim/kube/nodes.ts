@@ -241,14 +241,19 @@ export class NodeSim {
 
   /** spec.unschedulable = true (+ talos.dev/cordoned when Talos cordons) and the unschedulable taint. */
   async cordon(name: string, opts: CordonOptions = {}): Promise<void> {
+    let changed = false;
     await this.updateNode(name, (n) => {
+      changed = false; // decided again on every attempt's fresh read
       // Like Talos' Cordon: a node that is already unschedulable is left alone (no annotation added).
       if (n.spec?.unschedulable) return false;
       n.spec = { ...(n.spec ?? {}), unschedulable: true };
       if (opts.byTalos) n.metadata.annotations = { ...(n.metadata.annotations ?? {}), [TALOS_CORDONED_ANNOTATION]: "true" };
+      changed = true;
       return true;
     });
-    await this.setTaint(name, UNSCHEDULABLE_TAINT, true);
+    // Only with the cordon it set: a node someone else cordoned (talos-gate's drain, an administrator) keeps what it
+    // has, and their uncordon — a plain spec patch, no node lifecycle controller here — would leave this taint behind.
+    if (changed) await this.setTaint(name, UNSCHEDULABLE_TAINT, true);
   }
 
   /** Makes the node schedulable again; with onlyIfTalos, only when Talos cordoned it (what Talos does on boot). */

@@ -172,9 +172,9 @@ describe("integration: cli — talos-gate plan and status against the sim", func
         "--healthcheck-ids", "cluster-clitest-ceph"]);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, [
-        "revert 1 of 3 machines to v1.12.4 in 1 wave, 2 already on v1.12.4, not gated (reverting to the last converged version)",
+        "revert 1 of 3 machines to v1.12.4 in 1 wave, 2 already on v1.12.4, not gated by your checks (reverting to the last converged version; etcd is still asked before each control plane)",
         `(last converged version ${FROM}, from the upgrade status of cluster ${CLUSTER})`,
-        "1. cp-1 (controlplane) v1.13.2 → v1.12.4, not gated",
+        "1. cp-1 (controlplane) v1.13.2 → v1.12.4, not gated by your checks",
         "skip w-1 (worker): already on v1.12.4",
         "skip w-2 (worker): already on v1.12.4",
         "",

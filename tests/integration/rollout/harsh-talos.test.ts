@@ -11,7 +11,7 @@ import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import { nodeInstallerImage, TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, recordBoots, runOptions, sim, versions } from "./helpers";
+import { adapters, delay, recordBoots, rejection, runOptions, sim, until, versions } from "./helpers";
 
 const S_METAL = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 const S_AWS = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515";
@@ -50,6 +50,8 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
   let s: SimCluster;
   let kube: KubeClient;
   let talos: TalosApiImpl;
+  /** Every control plane that went down while another was down (an etcd quorum at risk); the tests keep it empty. */
+  const cpDownWhileAnotherDown: string[] = [];
 
   before(async () => {
     s = await sim({
@@ -62,6 +64,10 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
       },
     });
     ({ kube, talos } = adapters(s));
+    s.talos.on("down", (n: { name: string; role: string }) => {
+      const others = s.talos.nodes().filter((o) => o.role === "controlplane" && o.name !== n.name && !o.up).map((o) => o.name);
+      if (n.role === "controlplane" && others.length) cpDownWhileAnotherDown.push(`${n.name} went down while ${others.join(", ")} was down`);
+    });
   });
   after(async () => {
     await s?.stop();
@@ -139,6 +145,77 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     assert.deepEqual(leaderWentDown, [], "no control plane went down while it led etcd");
     assert.ok(lines.some((l) => /node cp-\d: draining \(etcd leadership handed to cp-\d\)/.test(l)), lines.join("\n"));
   });
+
+  it("18.1 a revert never takes a control plane down while another is down, and asks etcd before each one", async () => {
+    // From v1.13.5 everywhere (the previous test). cp-2 goes down for v1.13.6 and does not come back.
+    const boots = recordBoots(s);
+    const cluster = "harsh-revert";
+    s.talos.node("cp-2").faults.neverComesBack = true;
+    try {
+      const failed = await rejection(runRollout(kube, talos, runOptions(cluster, { targetVersion: "v1.13.6", lastUpgradeVersion: "v1.13.5", nodeTimeoutMs: 8000 })));
+      assert.match(failed.message, /^node cp-2 was not back on v1\.13\.6/);
+    } finally {
+      s.talos.node("cp-2").faults.neverComesBack = false;
+    }
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "cp-2"]);
+    // Setting the version back while cp-2 is down: cp-1 (on v1.13.6) must wait, not go down too (before the fix it
+    // rebooted at once, ungated: two of three etcd members down, quorum lost).
+    const held = await rejection(runRollout(kube, talos, runOptions(cluster, { targetVersion: "v1.13.5", lastUpgradeVersion: "v1.13.5", holdTimeoutMs: 3000 })));
+    assert.match(held.message, /^the cluster was not ready within holdTimeout 3s \(not ready: cp-2\)/);
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "cp-2"], "cp-1 stayed up while cp-2 was down");
+    // cp-2 comes back (on v1.13.6, installed before its reboot): the revert goes, each control plane after etcd's
+    // consent — which waits while the member of the control plane that booted last catches up.
+    s.talos.etcd.knobs.unhealthyAfterBootMs = 2000;
+    const lines: string[] = [];
+    let done;
+    try {
+      assert.ok(s.talos.recover("cp-2"));
+      await until("cp-2 to be Ready", async () => (await kube.listMachines()).some((m) => m.name === "cp-2" && m.ready));
+      done = await runRollout(kube, talos, runOptions(cluster, {
+        targetVersion: "v1.13.5", lastUpgradeVersion: "v1.13.5", onProgress: (l) => lines.push(l),
+      }));
+    } finally {
+      s.talos.etcd.knobs.unhealthyAfterBootMs = 0;
+    }
+    assert.equal(done.phase, "Done");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.5"]));
+    assert.deepEqual(boots.downs.slice(2).map((d) => d.node), ["cp-1", "cp-2"], "reverted one control plane at a time");
+    // cp-2's member catches up for 2 s after its boot (and cp-1's after the revert): the revert held for etcd.
+    assert.ok(lines.some((l) => /gate held: "talos-gate:etcd": etcd is not healthy, so control plane cp-[12] must not go down yet/.test(l)), lines.join("\n"));
+    assert.deepEqual(cpDownWhileAnotherDown, [], "no control plane went down while another was down");
+    await s.settled();
+  });
+
+  it("18.2 etcd is asked again for the very node right before its Reboot (the gate's answer is stale by then)", async () => {
+    // cp-3's member fails after the gate let cp-2 go (when cp-2's installer image is chosen) and recovers 3 s later.
+    const etcd = s.talos.etcd;
+    const unhealthyAtDown: string[] = [];
+    const nodeDown = etcd.nodeDown.bind(etcd);
+    etcd.nodeDown = (name: string) => {
+      const sick = etcd.list().filter((m) => !m.healthy && m.name !== name).map((m) => m.name);
+      if (sick.length && etcd.member(name)) unhealthyAtDown.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
+      nodeDown(name);
+    };
+    const lines: string[] = [];
+    try {
+      const done = await runRollout(kube, talos, runOptions("harsh-recheck", {
+        targetVersion: "v1.13.6", lastUpgradeVersion: "v1.13.5", onProgress: (l) => lines.push(l),
+        installerImage: (m, v) => {
+          if (m.name === "cp-2") {
+            etcd.setHealthy("cp-3", false);
+            setTimeout(() => etcd.setHealthy("cp-3", true), 3000);
+          }
+          return `ghcr.io/siderolabs/installer:${v}`;
+        },
+      }));
+      assert.equal(done.phase, "Done");
+    } finally {
+      etcd.nodeDown = nodeDown;
+    }
+    assert.deepEqual(unhealthyAtDown, [], "before the fix cp-2 rebooted with cp-3's member unhealthy");
+    assert.ok(lines.some((l) => /node cp-2: draining \(waiting for etcd: .*cp-3/.test(l)), lines.join("\n"));
+    await s.settled();
+  });
 });
 
 describe("integration: rollout — a single control plane is the only endpoint (1 control plane, 1 worker)", function () {
@@ -147,7 +224,8 @@ describe("integration: rollout — a single control plane is the only endpoint (
   let kube: KubeClient;
   let talos: TalosApiImpl;
   before(async () => {
-    s = await sim({ controlPlanes: 1, workers: 1, version: "v1.13.1" });
+    // The kubeconfig's API server is behind cp-1, as on a real one-control-plane cluster: away while it reboots.
+    s = await sim({ controlPlanes: 1, workers: 1, version: "v1.13.1", apiBehindControlPlane: true });
     ({ kube, talos } = adapters(s));
   });
   after(async () => {
@@ -158,6 +236,51 @@ describe("integration: rollout — a single control plane is the only endpoint (
     assert.equal(s.talos.endpoints.length, 1);
     await rollTo(s, kube, talos, "harsh-single", "v1.13.2", []);
     assert.equal(s.talos.node("cp-1").received.reboot, 1);
+  });
+
+  it("18.6 the API server is away for the whole reboot of its control plane: the run keeps its Lease, lets no one in, and finishes", async () => {
+    assert.equal(s.apiNode, "cp-1");
+    const cluster = "harsh-api-away";
+    // Down about 5 s, more than twice the Lease's 2 s: before the fix its renewals failed until it expired, and the run
+    // stopped before w-1 with "lost the rollout lease" (a second pipeline could take it as soon as the API was back).
+    s.talos.node("cp-1").faults.slowBootMs = 4000;
+    const secondPipeline: string[] = [];
+    let apiWasAway = false;
+    const onUp = (n: { name: string }) => {
+      if (n.name !== "cp-1") return;
+      void (async () => {
+        for (let i = 0; i < 100; i++) {
+          try {
+            const lease = await kube.acquireLease({ cluster, holder: "pipeline-b@ci-2", durationSeconds: 2 });
+            secondPipeline.push("pipeline-b took the Lease while cp-1 was coming back");
+            await lease.release();
+            return;
+          } catch (e) {
+            if (/another rollout holds the lease \(holder "test:/.test((e as Error).message)) return void secondPipeline.push("refused");
+            await delay(100); // the API is not back yet
+          }
+        }
+      })();
+    };
+    const probeDown = (n: { name: string }) => {
+      if (n.name === "cp-1") void kube.listMachines().then(() => undefined, () => (apiWasAway = true));
+    };
+    s.talos.on("up", onUp);
+    s.talos.on("down", probeDown);
+    try {
+      const done = await runRollout(kube, talos, runOptions(cluster, {
+        targetVersion: "v1.13.3", lastUpgradeVersion: "v1.13.2", leaseDurationSeconds: 2, nodeTimeoutMs: 60_000,
+      }));
+      assert.equal(done.phase, "Done");
+    } finally {
+      s.talos.off("up", onUp);
+      s.talos.off("down", probeDown);
+      s.talos.node("cp-1").faults.slowBootMs = undefined;
+    }
+    assert.ok(apiWasAway, "the kubeconfig's API server was unreachable while cp-1 was down");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.3"]));
+    await until("the second pipeline's attempt", () => secondPipeline.length > 0, 20000);
+    assert.deepEqual(secondPipeline, ["refused"], "no second pipeline got the Lease while the run waited for its control plane");
   });
 });
 

@@ -10,7 +10,7 @@ import { pipelineRbac } from "../../../provider/kube/rbac";
 import { runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, versions, rejection } from "./helpers";
+import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, until, versions, rejection } from "./helpers";
 
 const CLUSTER = "safety";
 const NEXT = "v1.13.3";
@@ -23,6 +23,42 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
   let boots: ReturnType<typeof recordBoots>;
   const cordoned = async (node: string) => (await kube.listMachines()).find((m) => m.name === node)!.cordoned;
   const core = () => clients(s).core;
+  const kc = () => {
+    const c = new k8s.KubeConfig();
+    c.loadFromString(s.kubeconfig);
+    return c;
+  };
+  /**
+   * A pod on `node` whose PodDisruptionBudget allows no disruption (a ReplicaSet's, so Talos' drain would try it too);
+   * resolves once the budget says so, with the function that removes both.
+   */
+  const guardPod = async (node: string): Promise<() => Promise<void>> => {
+    const labels = { app: "guarded" };
+    const apps = kc().makeApiClient(k8s.AppsV1Api);
+    const policy = kc().makeApiClient(k8s.PolicyV1Api);
+    const unguard = async () => {
+      await policy.deleteNamespacedPodDisruptionBudget({ name: "guarded", namespace: "default" }).catch(() => undefined);
+      await apps.deleteNamespacedReplicaSet({ name: "guarded", namespace: "default" }).catch(() => undefined);
+    };
+    await apps.createNamespacedReplicaSet({ namespace: "default", body: {
+      metadata: { name: "guarded" },
+      spec: {
+        replicas: 1, selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { nodeSelector: { "kubernetes.io/hostname": node }, containers: [{ name: "app", image: "registry.k8s.io/pause:3.10" }] } },
+      },
+    } });
+    await policy.createNamespacedPodDisruptionBudget({ namespace: "default", body: { metadata: { name: "guarded" }, spec: { minAvailable: 1, selector: { matchLabels: labels } } } });
+    try {
+      await until("the budget to allow no disruption", async () => {
+        const pdb = await policy.readNamespacedPodDisruptionBudget({ name: "guarded", namespace: "default" });
+        return pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.currentHealthy === 1 && pdb.status.disruptionsAllowed === 0;
+      });
+    } catch (e) {
+      await unguard();
+      throw e;
+    }
+    return unguard;
+  };
 
   before(async () => {
     s = await sim({ controlPlanes: 1, workers: 3 });
@@ -59,6 +95,21 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     await setGate(core(), "safety-gate", true);
   });
 
+  it("18.3 legacy path: talos-gate drains first, PodDisruptionBudgets honoured; a drain that cannot finish leaves the node as it was", async () => {
+    // A pod on w-1 that its budget allows no disruption of. Talos' own drain logs the refusal and, after 5 minutes,
+    // reboots anyway (siderolabs/talos pkg/kubernetes Drain: "WARNING: failed to evict pod"); ours refuses the node.
+    const unguard = await guardPod("w-1");
+    try {
+      const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { drainTimeoutMs: 3000, nodeTimeoutMs: 20_000 })));
+      assert.match(err.message, /^upgrade of node w-1 failed: drain of node w-1 did not finish within 3s: .*PodDisruptionBudget default\/guarded/);
+      assert.equal(s.talos.node("w-1").received.upgrade, 0, "Talos was never asked to upgrade w-1 (before the fix: it was, and drained it itself)");
+      assert.deepEqual(versions(s), { "cp-1": TARGET, "w-1": FROM, "w-2": FROM, "w-3": FROM });
+      assert.equal(await cordoned("w-1"), false, "our cordon is lifted");
+    } finally {
+      await unguard();
+    }
+  });
+
   it("an administrator's cordon survives a legacy upgrade (Talos cordons and uncordons for itself)", async () => {
     await core().patchNode({ name: "w-1", body: [{ op: "add", path: "/spec/unschedulable", value: true }] }); // kubectl cordon
     const done = await runRollout(kube, talos, runOptions(CLUSTER));
@@ -67,6 +118,22 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.equal(await cordoned("w-1"), true, "the administrator's cordon is still there (before the fix it was lifted)");
     for (const n of ["cp-1", "w-2", "w-3"]) assert.equal(await cordoned(n), false, `${n} schedulable`);
     await core().patchNode({ name: "w-1", body: [{ op: "add", path: "/spec/unschedulable", value: false }] });
+  });
+
+  it("18.5 a cordon someone lifted loses talos-gate's mark at the next run: an administrator's later cordon is never lifted", async () => {
+    const holder = runOptions(CLUSTER).holder;
+    assert.equal(await kube.cordon("w-3", holder), true); // what a killed run leaves
+    await core().patchNode({ name: "w-3", body: [{ op: "add", path: "/spec/unschedulable", value: false }] }); // kubectl uncordon: the mark stays
+    // A run (every node on the target already) drops the stale mark at its start.
+    assert.equal((await runRollout(kube, talos, runOptions(CLUSTER))).phase, "Done");
+    assert.equal((await core().readNode({ name: "w-3" })).metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined, "the stale mark is gone");
+    await core().patchNode({ name: "w-3", body: [{ op: "add", path: "/spec/unschedulable", value: true }] }); // an administrator's kubectl cordon
+    try {
+      assert.equal((await runRollout(kube, talos, runOptions(CLUSTER))).phase, "Done");
+      assert.equal(await cordoned("w-3"), true, "the administrator's cordon stays (before the fix the run lifted it as its own leftover)");
+    } finally {
+      await core().patchNode({ name: "w-3", body: [{ op: "add", path: "/spec/unschedulable", value: false }] });
+    }
   });
 
   it("a node that comes back on the old version (A/B rollback) fails the run without staying cordoned by us", async () => {
@@ -172,5 +239,30 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     } finally {
       await pipeline.close();
     }
+  });
+
+  it("18.4 a >= 1.13 upgrade that fails after the install leaves the node armed: the status says so, and a revert disarms it", async () => {
+    // From v1.13.7 everywhere (the previous test). w-1's drain is refused after v1.13.8 was installed on it.
+    const unguard = await guardPod("w-1");
+    boots.downs.length = 0;
+    let failed;
+    try {
+      failed = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.8", drainTimeoutMs: 3000 })));
+    } finally {
+      await unguard();
+    }
+    assert.match(failed.message, /^upgrade of node w-1 failed: drain of node w-1 .* \(node w-1 is armed: v1\.13\.8 is installed and boots at its next reboot/);
+    assert.equal(failed.status.machines.find((m) => m.name === "w-1")?.armed, "v1.13.8", "the status says w-1 is armed");
+    assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.8$/, "the sim agrees: v1.13.8 waits on w-1's disk");
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1"]);
+    // Setting the version back: cp-1 is rolled back, w-1 (still running v1.13.7, so not planned) is disarmed.
+    const lines: string[] = [];
+    const back = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.7", lastUpgradeVersion: "v1.13.7", onProgress: (l) => lines.push(l) }));
+    assert.equal(back.phase, "Done");
+    assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.7$/, "before the fix v1.13.8 stayed armed: an unplanned reboot would boot it, ungated");
+    assert.equal(back.machines.find((m) => m.name === "w-1")?.armed, undefined);
+    assert.ok(lines.some((l) => l.endsWith("node w-1: disarmed: v1.13.7, the version it runs, installed again (no reboot)")), lines.join("\n"));
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "cp-1"], "w-1 was not rebooted");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.7"]));
   });
 });

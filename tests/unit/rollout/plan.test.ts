@@ -319,8 +319,8 @@ describe("rollout/plan", () => {
         healthchecks: CHECKS,
       });
       assert.deepEqual(describePlan(r), [
-        "revert 1 of 2 machines to v1.12.3 in 1 wave, 1 already on v1.12.3, not gated (reverting to the last converged version)",
-        "1. cp-1 (controlplane) v1.13.2 → v1.12.3, not gated",
+        "revert 1 of 2 machines to v1.12.3 in 1 wave, 1 already on v1.12.3, not gated by your checks (reverting to the last converged version; etcd is still asked before each control plane)",
+        "1. cp-1 (controlplane) v1.13.2 → v1.12.3, not gated by your checks",
         "skip w-1 (worker): already on v1.12.3",
       ]);
       const w = planRollout({ machines: [m("cp-1"), m("w-1", { ready: false })], targetVersion: NEW });

@@ -236,7 +236,7 @@ describe("rollout/status", () => {
       "",
     ]);
     assert.equal(snapshots[1].step, "current machine: cp-1");
-    assert.equal(lines[0], "[talos-gate/prod] reverting 2 of 3 machines to v1.12.3 in 2 waves (not gated)");
+    assert.equal(lines[0], "[talos-gate/prod] reverting 2 of 3 machines to v1.12.3 in 2 waves (not gated by your checks)");
     assert.equal(lines[1], "[talos-gate/prod] node cp-1: upgrading v1.13.2 → v1.12.3 (2/3)");
     assert.equal(status.phase, "Done");
     assert.equal(status.lastUpgradeVersion, OLD);
