@@ -75,8 +75,9 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     await setGate(core(), "safety-gate", true);
     const gate = configMapGateCheck(CLUSTER, "safety-gate");
     // The gate opens for the control plane, then closes: the first run fails with cp-1 upgraded, the workers not.
+    // (12 s: under load a passing check took more than 4 s, and the run failed before cp-1.)
     const first = await rejection(runRollout(kube, talos, runOptions(CLUSTER, {
-      healthchecks: [gate], holdTimeoutMs: 4000,
+      healthchecks: [gate], holdTimeoutMs: 12_000,
       onProgress: (l) => {
         if (/node cp-1: back on/.test(l)) void setGate(core(), "safety-gate", false);
       },
