@@ -33,8 +33,8 @@ if [ $# -eq 0 ] || [ "$1" = "--half" ]; then
 fi
 
 # The halves of the full run, balanced by their wall time in the per-file table: half "a" is the Pulumi e2e files and
-# the rollout's condition gates; half "b" is every other test file (a new file lands there unless it is listed here).
-HALF_a=(dist/tests/e2e/*.test.js dist/tests/integration/rollout/gates.test.js)
+# two rollout files; half "b" is every other test file (a new file lands there unless it is listed here).
+HALF_a=(dist/tests/e2e/*.test.js dist/tests/integration/rollout/gates.test.js dist/tests/integration/rollout/safety.test.js)
 HALF_b=()
 while IFS= read -r f; do
   case " ${HALF_a[*]} " in *" $f "*) ;; *) HALF_b+=("$f");; esac

@@ -4,11 +4,12 @@
 // in whatever spelling — previews no change, a credentials rotation updates state without a rollout, and problems the
 // rollout survives show as warnings on the resource's row.
 import * as assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { EngineEvent, Stack } from "@pulumi/pulumi/automation";
+import * as YAML from "yaml";
 import { createKubeApi } from "../../provider/kube";
 import { packageRoot } from "../../sim/tools";
 import type { SimCluster } from "../../sim/cluster";
@@ -344,6 +345,42 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     const content = await spelled.preview();
     assert.deepEqual(content.changeSummary, { same: 4, update: 2 }, "Healthcheck b and the TalosUpgrade");
     await spelled.destroy();
+  });
+
+  it("a whole `pulumi up` runs with a kubeconfig bound to exactly the shipped role (`talos-gate rbac`): Done, nothing refused", async () => {
+    // The pipeline's identity as the README sets it up: a ServiceAccount, the output of `talos-gate rbac` applied by an
+    // administrator with kubectl, and a kubeconfig holding the account's token instead of admin credentials.
+    const admin = ["--kubeconfig", sim.kubeconfigPath];
+    const kubectl = (args: string[], input?: string) =>
+      execFileSync("kubectl", [...admin, ...args], { encoding: "utf8", ...(input ? { input } : {}) });
+    kubectl(["create", "namespace", "ci"]);
+    kubectl(["-n", "ci", "create", "serviceaccount", "pipeline"]);
+    const role = execFileSync(process.execPath, [path.join(packageRoot, "bin", "talos-gate"), "rbac", "--service-account", "ci/pipeline"], { encoding: "utf8" });
+    kubectl(["apply", "-f", "-"], role);
+    const token = kubectl(["-n", "ci", "create", "token", "pipeline"]).trim();
+    const cfg = YAML.parse(sim.kubeconfig) as { users: { name: string; user: unknown }[] };
+    const kubeconfig = YAML.stringify({ ...cfg, users: [{ name: cfg.users[0]!.name, user: { token } }] });
+    const current = (await versions())["cp-1"]!;
+    const next = current.replace(/\d+$/, (patch) => String(Number(patch) + 1));
+    const rbacStack = await inlineStack(env, "rbac", async () => {
+      // No supporting manifests: creating RBAC for a check needs rights beyond the role (the README says to add them).
+      const cluster = new Cluster("sim", { clusterName: "sim", kubeconfig: pulumi.secret(kubeconfig), talosconfig: pulumi.secret(sim.talosconfig) });
+      const check = new Healthcheck("ok", {
+        cluster, name: "ok", interval: "5s",
+        job: { apiVersion: "batch/v1", kind: "Job", spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", containers: [{ name: "check", image: "busybox", command: ["true"] }] } } } },
+      });
+      const upgrade = new TalosUpgrade("talos", { cluster, version: next, healthchecks: [check], holdTimeout: "5m", nodeTimeout: "2m" });
+      return { status: upgrade.status };
+    });
+    const output: string[] = [];
+    try {
+      const up = await rbacStack.up({ onOutput: (o) => output.push(o) });
+      assert.equal(up.outputs.status.value.phase, "Done", output.join(""));
+      assert.deepEqual(await versions(), { "cp-1": next, "w-1": next, "w-2": next });
+      assert.deepEqual(output.join("").split("\n").filter((l) => /forbidden|\b403\b/i.test(l)), [], "nothing the rollout asked for was refused");
+    } finally {
+      await rbacStack.destroy().catch(() => undefined);
+    }
   });
 
   after(async () => {
