@@ -1,9 +1,22 @@
 // Mocha's spec reporter, then each file's wall time and the slowest tests (so the next slow-down shows in CI output),
 // and one plain closing line "N passed, N failed, N skipped" that CI tooling reads. With TALOS_GATE_TEST_SUMMARY set,
 // the counts and timings are also written there as JSON, for scripts/test.sh to combine the halves of a split run.
+// With TALOS_GATE_TEST_CPUACCT (a cgroup's cpuacct.usage, set by scripts/test.sh) each file's CPU time is counted too:
+// the suite is CPU-bound on 2 cores, and CPU seconds, unlike wall time, do not change with the machine's other load.
 import * as fs from "node:fs";
 import Mocha from "mocha";
 import { formatTimings, RunSummary, SLOWEST, sourceName } from "./timings";
+
+/** CPU time used so far by every process in this run's cgroup, or undefined when there is none to read. */
+function cpuMs(): number | undefined {
+  const file = process.env.TALOS_GATE_TEST_CPUACCT;
+  if (!file) return undefined;
+  try {
+    return Number(fs.readFileSync(file, "utf8").trim()) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
@@ -11,18 +24,21 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     const c = Mocha.Runner.constants;
     let passed = 0, failed = 0, skipped = 0;
     // A file's time runs from its first top-level suite's start to its last one's end, hooks included.
-    const files = new Map<string, { ms: number; tests: number; since?: number }>();
+    const files = new Map<string, { ms: number; tests: number; since?: number; cpuMs?: number; cpuSince?: number }>();
     const tests: RunSummary["slowest"] = [];
     const fileOf = (s: Mocha.Suite | Mocha.Runnable) => sourceName(s.file);
     runner.on(c.EVENT_SUITE_BEGIN, (s: Mocha.Suite) => {
       if (!s.parent?.root) return;
       const f = files.get(fileOf(s)) ?? { ms: 0, tests: 0 };
       f.since = Date.now();
+      f.cpuSince = cpuMs();
       files.set(fileOf(s), f);
     });
     runner.on(c.EVENT_SUITE_END, (s: Mocha.Suite) => {
       const f = s.parent?.root ? files.get(fileOf(s)) : undefined;
       if (f?.since !== undefined) f.ms += Date.now() - f.since;
+      const cpu = cpuMs();
+      if (f?.cpuSince !== undefined && cpu !== undefined) f.cpuMs = (f.cpuMs ?? 0) + cpu - f.cpuSince;
     });
     const counted = (t: Mocha.Test) => {
       const f = files.get(fileOf(t));
@@ -35,7 +51,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     runner.once(c.EVENT_RUN_END, () => {
       const summary: RunSummary = {
         passed, failed, skipped,
-        files: [...files].map(([file, f]) => ({ file, ms: f.ms, tests: f.tests })),
+        files: [...files].map(([file, f]) => ({ file, ms: f.ms, tests: f.tests, cpuMs: f.cpuMs })),
         slowest: tests.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST),
       };
       const out = process.env.TALOS_GATE_TEST_SUMMARY;

@@ -8,7 +8,8 @@ export interface RunSummary {
   passed: number;
   failed: number;
   skipped: number;
-  files: { file: string; ms: number; tests: number }[];
+  /** cpuMs: CPU time of every process the file ran (the half's own cgroup, when scripts/test.sh could make one). */
+  files: { file: string; ms: number; tests: number; cpuMs?: number }[];
   slowest: { title: string; file: string; ms: number }[];
 }
 
@@ -26,8 +27,15 @@ function seconds(ms: number): string {
 export function formatTimings(summary: Pick<RunSummary, "files" | "slowest">): string {
   const files = [...summary.files].sort((a, b) => b.ms - a.ms);
   const total = files.reduce((s, f) => s + f.ms, 0);
-  const lines = [`\nWall time per file (${files.length} files, ${(total / 1000).toFixed(0)} s in all):`];
-  for (const f of files) lines.push(`${seconds(f.ms)}  ${String(f.tests).padStart(3)} tests  ${f.file}`);
+  const withCpu = files.some((f) => f.cpuMs !== undefined);
+  const cpuTotal = files.reduce((s, f) => s + (f.cpuMs ?? 0), 0);
+  const lines = withCpu
+    ? [`\nWall time and CPU time (every process it ran) per file (${files.length} files, ${(total / 1000).toFixed(0)} s wall, ${(cpuTotal / 1000).toFixed(0)} s CPU in all):`]
+    : [`\nWall time per file (${files.length} files, ${(total / 1000).toFixed(0)} s in all):`];
+  for (const f of files) {
+    const cpu = withCpu ? `${f.cpuMs === undefined ? "       ?" : seconds(f.cpuMs)} CPU` : "";
+    lines.push(`${seconds(f.ms)}${cpu}  ${String(f.tests).padStart(3)} tests  ${f.file}`);
+  }
   lines.push(`\nSlowest ${Math.min(SLOWEST, summary.slowest.length)} tests:`);
   for (const t of [...summary.slowest].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST)) {
     lines.push(`${seconds(t.ms)}  ${t.file} › ${t.title}`);
