@@ -1,5 +1,5 @@
-// Combines the halves of a split run (scripts/test.sh): each half's reporter wrote its counts and timings as JSON.
-// Prints one table for the whole run and the closing "N passed, N failed, N skipped" line; a half that wrote no
+// Combines the groups of a split run (scripts/test.sh): each group's reporter wrote its counts and timings as JSON.
+// Prints one table for the whole run and the closing "N passed, N failed, N skipped" line; a group that wrote no
 // summary (it crashed, or was killed) counts as a failure and is named.
 // Usage: node dist/tests/support/summary.js <name>=<summary.json> ...
 import * as fs from "node:fs";
@@ -24,7 +24,7 @@ function main(args: string[]): number {
     total.slowest.push(...half.slowest);
   }
   process.stdout.write(formatTimings(total));
-  for (const name of lost) process.stdout.write(`\nthe ${name} half wrote no summary: it crashed or was killed (its log is above)\n`);
+  for (const name of lost) process.stdout.write(`\ngroup ${name} wrote no summary: it crashed or was killed (its log is above)\n`);
   process.stdout.write(`\n${total.passed} passed, ${total.failed + lost.length} failed, ${total.skipped} skipped\n`);
   return total.failed + lost.length > 0 ? 1 : 0;
 }

@@ -8,7 +8,7 @@ export interface RunSummary {
   passed: number;
   failed: number;
   skipped: number;
-  /** cpuMs: CPU time of every process the file ran (the half's own cgroup, when scripts/test.sh could make one). */
+  /** cpuMs: CPU time of every process the file ran (the group's own cgroup, when scripts/test.sh could make one). */
   files: { file: string; ms: number; tests: number; cpuMs?: number }[];
   slowest: { title: string; file: string; ms: number }[];
 }

@@ -1,0 +1,161 @@
+// Putting a used control plane back to the state it started in, so the next sim of the test run can take it instead
+// of starting one: a control plane costs ~8 CPU-seconds to start (most of it kube-apiserver), a reset well under one.
+// The rule is generic, not a list of what tests create: every object of every listable kind that did not exist in the
+// control plane's baseline (taken once, right after it started) is deleted, and the reset only counts when a second
+// look finds nothing but the baseline. Controller-managed objects that every namespace gets (the `default`
+// ServiceAccount, `kube-root-ca.crt`) are left to their controllers.
+import * as https from "node:https";
+import * as k8s from "@kubernetes/client-node";
+import { ControlPlane } from "../../sim/controlplane";
+
+interface Kind {
+  /** Path prefix of the kind's group version, e.g. /api/v1 or /apis/batch/v1. */
+  prefix: string;
+  name: string;
+  namespaced: boolean;
+}
+
+interface Obj {
+  kind: Kind;
+  namespace?: string;
+  name: string;
+  uid: string;
+  finalizers: string[];
+}
+
+export interface Baseline {
+  uids: Set<string>;
+  namespaces: Set<string>;
+}
+
+/** Kinds that cannot be listed or deleted as objects, or go with their namespace or owner anyway. */
+const SKIPPED = new Set(["namespaces", "events", "componentstatuses"]);
+
+class Api {
+  private constructor(private readonly server: string, private readonly opts: https.RequestOptions) {}
+
+  static async of(cp: ControlPlane): Promise<Api> {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(cp.kubeconfig);
+    const opts: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    return new Api(cp.server, opts);
+  }
+
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+    return new Promise((resolve, reject) => {
+      const req = https.request(`${this.server}${path}`, {
+        ...this.opts, method, timeout: 10000,
+        headers: body === undefined ? {} : { "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json" },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let json: unknown;
+          try { json = JSON.parse(text); } catch { json = text; }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      });
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)));
+      req.on("error", reject);
+      if (body !== undefined) req.write(JSON.stringify(body));
+      req.end();
+    });
+  }
+
+  async get(path: string): Promise<any> {
+    const r = await this.request("GET", path);
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+    return r.json;
+  }
+}
+
+async function kinds(api: Api): Promise<Kind[]> {
+  const prefixes = ["/api/v1"];
+  const groups = await api.get("/apis");
+  for (const g of groups.groups ?? []) prefixes.push(`/apis/${g.preferredVersion.groupVersion}`);
+  const out: Kind[] = [];
+  for (const prefix of prefixes) {
+    const list = await api.get(prefix);
+    for (const r of list.resources ?? []) {
+      if (r.name.includes("/") || SKIPPED.has(r.name)) continue;
+      if (!r.verbs?.includes("list") || !r.verbs?.includes("delete")) continue;
+      out.push({ prefix, name: r.name, namespaced: !!r.namespaced });
+    }
+  }
+  return out;
+}
+
+async function objects(api: Api, ks: Kind[]): Promise<Obj[]> {
+  const out: Obj[] = [];
+  await Promise.all(ks.map(async (kind) => {
+    const list = await api.get(`${kind.prefix}/${kind.name}`);
+    for (const o of list.items ?? []) {
+      out.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, finalizers: o.metadata.finalizers ?? [] });
+    }
+  }));
+  return out;
+}
+
+async function namespaces(api: Api): Promise<{ name: string; uid: string }[]> {
+  const list = await api.get("/api/v1/namespaces");
+  return (list.items ?? []).map((n: any) => ({ name: n.metadata.name, uid: n.metadata.uid }));
+}
+
+/** Every object a controller gives each namespace by itself: deleting it only makes the controller create it again. */
+function controllerManaged(o: Obj): boolean {
+  return (o.kind.name === "serviceaccounts" && o.name === "default") || (o.kind.name === "configmaps" && o.name === "kube-root-ca.crt");
+}
+
+function objectPath(o: Obj): string {
+  return `${o.kind.prefix}/${o.namespace ? `namespaces/${o.namespace}/` : ""}${o.kind.name}/${o.name}`;
+}
+
+/** What the control plane holds right after it started, once kcm gave the built-in namespaces their defaults. */
+export async function takeBaseline(cp: ControlPlane, timeoutMs = 30000): Promise<Baseline> {
+  const api = await Api.of(cp);
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await api.request("GET", "/api/v1/namespaces/default/serviceaccounts/default");
+    if (r.status === 200) break;
+    if (Date.now() > until) throw new Error("control plane baseline: the default ServiceAccount never appeared");
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  const ks = await kinds(api);
+  const [objs, nss] = await Promise.all([objects(api, ks), namespaces(api)]);
+  return { uids: new Set(objs.map((o) => o.uid)), namespaces: new Set(nss.map((n) => n.name)) };
+}
+
+/**
+ * Deletes everything that is not in the baseline and waits until it is gone. Pods first and at once (no kubelet is
+ * left to confirm a graceful deletion), finalizers removed (the Job controller's tracking finalizer would hold them).
+ * Throws when the control plane cannot be brought back within timeoutMs: the caller stops it instead.
+ */
+export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 30000): Promise<void> {
+  const api = await Api.of(cp);
+  const until = Date.now() + timeoutMs;
+  const ready = await api.request("GET", "/readyz");
+  if (ready.status !== 200) throw new Error(`control plane reset: the API server is not ready (${ready.status})`);
+  const ks = await kinds(api);
+  const extra = (objs: Obj[]) => objs.filter((o) => !baseline.uids.has(o.uid) && !controllerManaged(o));
+  const remove = async (o: Obj) => {
+    if (o.finalizers.length) await api.request("PATCH", objectPath(o), { metadata: { finalizers: null } });
+    const r = await api.request("DELETE", `${objectPath(o)}?gracePeriodSeconds=0&propagationPolicy=Background`);
+    if (r.status !== 200 && r.status !== 202 && r.status !== 404) throw new Error(`control plane reset: DELETE ${objectPath(o)}: ${r.status}`);
+  };
+  for (let round = 0; ; round++) {
+    const left = extra(await objects(api, ks));
+    const nss = (await namespaces(api)).filter((n) => !baseline.namespaces.has(n.name));
+    if (left.length === 0 && nss.length === 0) return;
+    if (Date.now() > until) {
+      const names = [...left.map(objectPath), ...nss.map((n) => `namespace ${n.name}`)].slice(0, 10);
+      throw new Error(`control plane reset: still there after ${timeoutMs} ms: ${names.join(", ")}`);
+    }
+    const pods = left.filter((o) => o.kind.name === "pods");
+    await Promise.all(pods.map(remove));
+    await Promise.all(left.filter((o) => o.kind.name !== "pods").map(remove));
+    await Promise.all(nss.map((n) => api.request("DELETE", `/api/v1/namespaces/${n.name}`)));
+    if (round > 0) await new Promise((res) => setTimeout(res, 200));
+  }
+}
