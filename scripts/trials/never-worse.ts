@@ -1,0 +1,428 @@
+// A trial run by hand (not part of the suite), from outside, as a user rehearses (issue 18, "Done when"): a sim started
+// by the built CLI (`talos-gate sim up --control-planes 3 --workers 2`, its own process, the kubeconfig's API server
+// behind cp-1), a Pulumi program in a temp dir whose node_modules link this package, the real `pulumi` CLI, and faults
+// set with `talos-gate sim fault`. For each case (node × moment) it runs three `pulumi up`s:
+//   upgrade  FROM → TO with the node never coming back at that moment; then `sim recover`, `sim fault … clear`
+//   revert   TO → FROM (the cluster is mixed now) with the same fault at the same moment; recover, clear
+//   restore  → FROM with no fault: must end Done, every node on FROM (the next case starts from there)
+// Through all of it a Node watch on the real kube-apiserver (not the kubeconfig's proxy, which is away while cp-1 is
+// down) records how many control planes were not Ready at once. A faulted run passes when at most one control plane
+// was ever down and it ended (within its bound) with a reason naming the node.
+// Moments: before (set before `pulumi up`), drain (the Node turns unschedulable: our drain began), installed (the run
+// says `node X: rebooting`: installed and drained, the Reboot on its way), reboot (the Node turns NotReady), after-ready
+// (the run says `node X: back on`: then the fault, and a Talos Reboot of the node, as `talosctl reboot` or a power cut).
+//   bash scripts/with-tools.sh --build node dist/scripts/trials/never-worse.js [--full] [--only cp-2:reboot,w-1:drain]
+// Default matrix: every node at `reboot` (the worst moment: the fault hits a node already down) and every moment for
+// cp-2 and w-1; --full runs every node at every moment (w-2, the last node, has no `after-ready`: nothing follows it).
+// Exit code 1 when any case fails.
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
+import { createTalosApi } from "../../provider/talos";
+import { SimState } from "../../sim/state";
+import { packageRoot, toolsBin } from "../../sim/tools";
+import { processTree } from "../../tests/support/processes";
+
+const FROM = "v1.13.4";
+const TO = "v1.13.5";
+const NODES = ["cp-1", "cp-2", "cp-3", "w-1", "w-2"] as const;
+const MOMENTS = ["before", "drain", "installed", "reboot", "after-ready"] as const;
+type Moment = (typeof MOMENTS)[number];
+type Direction = "upgrade" | "revert" | "restore";
+/** Short, so a node that never comes back ends the run soon; long enough for a healthy node on 2 busy cores. */
+const NODE_TIMEOUT = "20s";
+const HOLD_TIMEOUT = "20s";
+/** No run may take longer than this (5 nodes, each bounded by nodeTimeout, plus the gate and Pulumi's own time). */
+const RUN_BOUND_MS = 6 * 60_000;
+const CLI = path.join(packageRoot, "dist", "cli", "main.js");
+
+function talosGate(args: string[], timeoutMs = 200_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["--no-deprecation", CLI, ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`talos-gate ${args.join(" ")}: ${err.message}\n${stdout}${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+interface NodeSeen {
+  ready: boolean;
+  unschedulable: boolean;
+  controlPlane: boolean;
+}
+
+/**
+ * Every Node's Ready condition and cordon, by a list + watch on the real kube-apiserver, and the most control planes
+ * not Ready at once since `reset()`.
+ */
+class NodeObserver {
+  readonly nodes = new Map<string, NodeSeen>();
+  maxCpDown = 0;
+  /** Which control planes were down together when maxCpDown was reached. */
+  worst: string[] = [];
+  private listeners = new Set<() => void>();
+  private abort?: AbortController;
+  private stopped = false;
+
+  constructor(private readonly kc: k8s.KubeConfig) {}
+
+  cpDown(): string[] {
+    return [...this.nodes].filter(([, n]) => n.controlPlane && !n.ready).map(([name]) => name).sort();
+  }
+
+  reset(): void {
+    this.worst = this.cpDown();
+    this.maxCpDown = this.worst.length;
+  }
+
+  /** Resolves when `pred` holds (checked on every change), or rejects after `ms`. */
+  until(what: string, pred: () => boolean, ms: number): Promise<void> {
+    if (pred()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listeners.delete(check);
+        reject(new Error(`not within ${ms / 1000} s: ${what}`));
+      }, ms);
+      const check = () => {
+        if (!pred()) return;
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve();
+      };
+      this.listeners.add(check);
+    });
+  }
+
+  on(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private apply(node: k8s.V1Node, deleted = false): void {
+    const name = node.metadata?.name;
+    if (!name) return;
+    if (deleted) this.nodes.delete(name);
+    else {
+      this.nodes.set(name, {
+        ready: node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+        unschedulable: node.spec?.unschedulable === true,
+        controlPlane: node.metadata?.labels?.["node-role.kubernetes.io/control-plane"] !== undefined,
+      });
+    }
+    const down = this.cpDown();
+    if (down.length > this.maxCpDown) {
+      this.maxCpDown = down.length;
+      this.worst = down;
+    }
+    for (const l of [...this.listeners]) l();
+  }
+
+  async start(): Promise<void> {
+    const api = this.kc.makeApiClient(k8s.CoreV1Api);
+    const list = await api.listNode();
+    for (const n of list.items) this.apply(n);
+    void this.watch(list.metadata?.resourceVersion);
+  }
+
+  /** Watches from `rv`; a watch that ends is started again from a fresh list (no change is missed for long). */
+  private async watch(rv: string | undefined): Promise<void> {
+    while (!this.stopped) {
+      await new Promise<void>((resolve) => {
+        new k8s.Watch(this.kc).watch("/api/v1/nodes", { allowWatchBookmarks: true, ...(rv ? { resourceVersion: rv } : {}) },
+          (type, obj: k8s.V1Node) => {
+            if (type === "BOOKMARK") return;
+            rv = obj.metadata?.resourceVersion ?? rv;
+            this.apply(obj, type === "DELETED");
+          },
+          () => resolve(),
+        ).then((ctl) => (this.abort = ctl), () => resolve());
+      });
+      if (this.stopped) return;
+      await new Promise((r) => setTimeout(r, 200));
+      try {
+        const list = await this.kc.makeApiClient(k8s.CoreV1Api).listNode();
+        for (const n of list.items) this.apply(n);
+        rv = list.metadata?.resourceVersion;
+      } catch {
+        rv = undefined;
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort?.abort();
+  }
+}
+
+/** The kube-apiserver the sim daemon runs (its secure port), for an observer the cp-1 outage does not blind. */
+function directApiServer(daemonPid: number): string {
+  for (const p of processTree(daemonPid)) {
+    const m = /kube-apiserver .*--secure-port=(\d+)/.exec(p.cmd);
+    if (m) return `https://127.0.0.1:${m[1]}`;
+  }
+  throw new Error(`no kube-apiserver under the sim daemon (pid ${daemonPid})`);
+}
+
+interface Row {
+  node: string;
+  moment: Moment | "-";
+  direction: Direction;
+  maxCpDown: number;
+  worst: string[];
+  /** The run's last word: `done: …` or `failed: …`, or the error. */
+  ended: string;
+  named: boolean;
+  seconds: number;
+  /** Where the fault landed (the node's state when `sim fault` answered), or why it was not set. */
+  landed: string;
+  ok: boolean;
+}
+
+class Trial {
+  private stack!: Stack;
+  private observer!: NodeObserver;
+  private state!: SimState;
+  readonly rows: Row[] = [];
+
+  constructor(private readonly work: string, private readonly simDir: string) {}
+
+  async setUp(): Promise<void> {
+    const t0 = Date.now();
+    process.stdout.write(await talosGate(["sim", "up", "--dir", this.simDir, "--control-planes", "3", "--workers", "2", "--version", FROM,
+      "--boot-seconds", "1", "--pull-ms", "100", "--install-ms", "100", "--workload-pods", "1"]));
+    this.state = JSON.parse(fs.readFileSync(path.join(this.simDir, "state.json"), "utf8")) as SimState;
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(this.state.kubeconfig);
+    const direct = directApiServer(this.state.pid);
+    kc.clusters.forEach((c) => ((c as { server: string }).server = direct));
+    this.observer = new NodeObserver(kc);
+    await this.observer.start();
+    fs.mkdirSync(path.join(this.work, "state"));
+    const envVars = {
+      PULUMI_BACKEND_URL: `file://${path.join(this.work, "state")}`, PULUMI_HOME: path.join(this.work, "home"),
+      PULUMI_CONFIG_PASSPHRASE: "trial", PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      PULUMI_SUPPRESS_NEO_LINK: "true", PATH: `${toolsBin}:${process.env.PATH ?? ""}`,
+    };
+    const dir = this.programDir(path.join(this.work, "program"));
+    this.stack = await LocalWorkspace.createOrSelectStack({ stackName: "trial", workDir: dir }, {
+      pulumiCommand: await PulumiCommand.get({ root: path.dirname(toolsBin) }), envVars,
+    });
+    await this.stack.setAllConfig({ nodeTimeout: { value: NODE_TIMEOUT }, holdTimeout: { value: HOLD_TIMEOUT } });
+    const first = await this.up(FROM);
+    if (!/^done|^nothing to do/.test(first.ended)) throw new Error(`the first pulumi up did not end Done: ${first.ended}`);
+    console.log(`set up in ${Math.round((Date.now() - t0) / 1000)} s; observer on ${direct}`);
+  }
+
+  /** A user's project: Pulumi.yaml, index.js, node_modules linking this package and its @pulumi/pulumi. */
+  private programDir(dir: string): string {
+    fs.mkdirSync(path.join(dir, "node_modules", "@pulumi"), { recursive: true });
+    fs.symlinkSync(path.join(packageRoot, "node_modules", "@pulumi", "pulumi"), path.join(dir, "node_modules", "@pulumi", "pulumi"));
+    fs.symlinkSync(packageRoot, path.join(dir, "node_modules", "talos-gate"));
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: never-worse\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n");
+    fs.writeFileSync(path.join(dir, "index.js"), [
+      'const fs = require("fs");',
+      'const pulumi = require("@pulumi/pulumi");',
+      'const gate = require("talos-gate");',
+      "const cfg = new pulumi.Config();",
+      `const read = (f) => pulumi.secret(fs.readFileSync(${JSON.stringify(this.simDir)} + "/" + f, "utf8"));`,
+      'const cluster = new gate.Cluster("sim", { clusterName: "trial", kubeconfig: read("kubeconfig"), talosconfig: read("talosconfig") });',
+      'const upgrade = new gate.TalosUpgrade("talos", { cluster, version: cfg.require("version"), healthchecks: [],',
+      '  holdTimeout: cfg.require("holdTimeout"), nodeTimeout: cfg.require("nodeTimeout") });',
+      "exports.phase = upgrade.status.apply((s) => s.phase);",
+      "",
+    ].join("\n"));
+    return dir;
+  }
+
+  /** One `pulumi up` to `version`; `onLine` hears each line of its output. Its last word and how long it took. */
+  private async up(version: string, onLine?: (line: string) => void): Promise<{ ended: string; text: string; seconds: number }> {
+    await this.stack.setConfig("version", { value: version });
+    const t0 = Date.now();
+    let partial = "";
+    let ended = "";
+    const onOutput = (chunk: string) => {
+      const parts = (partial + chunk).split("\n");
+      partial = parts.pop() ?? "";
+      for (const line of parts) {
+        const m = /\[talos-gate\/trial\] ((?:done|failed|nothing to do): .*)$/.exec(line);
+        if (m) ended = m[1];
+        onLine?.(line);
+      }
+    };
+    let text = "";
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`pulumi up did not end within ${RUN_BOUND_MS / 1000} s`)), RUN_BOUND_MS);
+    });
+    try {
+      const r = await Promise.race([this.stack.up({ onOutput }), bound]);
+      text = r.stdout;
+    } catch (e) {
+      text = (e as Error).message;
+      if (!ended) ended = `error: ${text.split("\n").find((l) => /error:/.test(l))?.trim() ?? text.slice(0, 200)}`;
+      if (/did not end within/.test(text)) throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+    return { ended, text, seconds: Math.round((Date.now() - t0) / 1000) };
+  }
+
+  private address(node: string): string {
+    const m = this.state.machines.find((x) => x.name === node);
+    if (!m) throw new Error(`no machine ${node} in the sim`);
+    return m.address;
+  }
+
+  /** The node's state as the observer sees it now, in a few words. */
+  private seen(node: string): string {
+    const n = this.observer.nodes.get(node);
+    if (!n) return "unknown";
+    return `${n.ready ? "Ready" : "NotReady"}${n.unschedulable ? ",cordoned" : ""}`;
+  }
+
+  /** Sets never-comes-back on `node` when `moment` comes (the Node watch or the run's output tells); resolves with where it landed. */
+  private arm(node: string, moment: Moment): { onLine: (line: string) => void; landed: () => string; dispose: () => void } {
+    let landed = "not set: the moment never came";
+    let fired = false;
+    const fire = () => {
+      if (fired) return;
+      fired = true;
+      landed = "setting";
+      void (async () => {
+        try {
+          await talosGate(["sim", "fault", node, "never-comes-back", "--dir", this.simDir]);
+          landed = this.seen(node);
+          if (moment === "after-ready") {
+            // The node goes away after it came back: a Talos Reboot (what `talosctl reboot` does), never to return.
+            const talos = createTalosApi(fs.readFileSync(this.state.talosconfig, "utf8"));
+            try {
+              await talos.client.reboot(this.address(node));
+              landed += " → rebooted";
+            } finally {
+              talos.close();
+            }
+          }
+        } catch (e) {
+          landed = `failed: ${(e as Error).message.split("\n")[0]}`;
+        }
+      })();
+    };
+    let off = () => {};
+    if (moment === "drain") off = this.observer.on(() => this.observer.nodes.get(node)?.unschedulable && fire());
+    if (moment === "reboot") {
+      let wasReady = this.observer.nodes.get(node)?.ready ?? false;
+      off = this.observer.on(() => {
+        const ready = this.observer.nodes.get(node)?.ready ?? false;
+        if (wasReady && !ready) fire();
+        wasReady = ready;
+      });
+    }
+    const onLine = (line: string) => {
+      if (moment === "installed" && line.includes(`node ${node}: rebooting`)) fire();
+      if (moment === "after-ready" && line.includes(`node ${node}: back on`)) fire();
+    };
+    return { onLine, landed: () => landed, dispose: () => off() };
+  }
+
+  /** Brings `node` back if it is down, clears its faults, and waits for its Node to be Ready again. */
+  private async heal(node: string): Promise<void> {
+    await talosGate(["sim", "recover", node, "--dir", this.simDir]).catch(() => undefined); // not down: nothing to recover
+    await talosGate(["sim", "fault", node, "clear", "--dir", this.simDir]);
+    await this.observer.until(`${node} Ready again`, () => this.observer.nodes.get(node)?.ready === true, 60_000);
+  }
+
+  private async faulted(node: string, moment: Moment, direction: "upgrade" | "revert"): Promise<Row> {
+    this.observer.reset();
+    const trigger = this.arm(node, moment);
+    if (moment === "before") {
+      await talosGate(["sim", "fault", node, "never-comes-back", "--dir", this.simDir]);
+    }
+    let r;
+    try {
+      r = await this.up(direction === "upgrade" ? TO : FROM, trigger.onLine);
+    } finally {
+      trigger.dispose();
+    }
+    const landed = moment === "before" ? "before pulumi up" : trigger.landed();
+    const named = new RegExp(`\\b${node}\\b`).test(r.ended);
+    const row: Row = {
+      node, moment, direction, maxCpDown: this.observer.maxCpDown, worst: this.observer.worst, ended: r.ended, named,
+      seconds: r.seconds, landed, ok: this.observer.maxCpDown <= 1 && named && !landed.startsWith("not set"),
+    };
+    await this.heal(node);
+    return row;
+  }
+
+  private async restore(node: string, moment: Moment): Promise<Row> {
+    this.observer.reset();
+    const r = await this.up(FROM);
+    const ok = /^done|^nothing to do/.test(r.ended) && this.observer.maxCpDown <= 1;
+    return { node, moment, direction: "restore", maxCpDown: this.observer.maxCpDown, worst: this.observer.worst, ended: r.ended, named: true, seconds: r.seconds, landed: "-", ok };
+  }
+
+  async runCase(node: string, moment: Moment): Promise<void> {
+    for (const row of [await this.faulted(node, moment, "upgrade"), await this.faulted(node, moment, "revert"), await this.restore(node, moment)]) {
+      this.rows.push(row);
+      printRow(row);
+    }
+  }
+
+  async tearDown(): Promise<void> {
+    this.observer?.stop();
+    await talosGate(["sim", "down", "--dir", this.simDir], 120_000).catch((e) => console.error((e as Error).message));
+  }
+}
+
+const COLUMNS = ["node", "moment", "direction", "max cp down", "ended with", "named?", "s", "fault landed", "ok"];
+
+function cells(r: Row): string[] {
+  const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  return [r.node, r.moment, r.direction, `${r.maxCpDown}${r.worst.length ? ` (${r.worst.join("+")})` : ""}`, cut(r.ended, 110),
+    r.named ? "yes" : "NO", String(r.seconds), r.landed, r.ok ? "ok" : "FAIL"];
+}
+
+function printRow(r: Row): void {
+  console.log(`| ${cells(r).join(" | ")} |`);
+}
+
+function cases(argv: string[]): [string, Moment][] {
+  const only = argv.find((a) => a.startsWith("--only"))?.split("=")[1] ?? (argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined);
+  if (only) return only.split(",").map((c) => c.split(":") as [string, Moment]);
+  const all: [string, Moment][] = [];
+  for (const node of NODES) {
+    for (const moment of MOMENTS) {
+      if (node === "w-2" && moment === "after-ready") continue; // the last node: nothing follows it
+      if (argv.includes("--full") || moment === "reboot" || node === "cp-2" || node === "w-1") all.push([node, moment]);
+    }
+  }
+  return all;
+}
+
+async function main(): Promise<number> {
+  const list = cases(process.argv.slice(2));
+  const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-never-worse-")));
+  const trial = new Trial(work, path.join(work, "sim"));
+  const t0 = Date.now();
+  console.log(`${list.length} cases × (upgrade, revert, restore); nodeTimeout ${NODE_TIMEOUT}, holdTimeout ${HOLD_TIMEOUT}; work dir ${work}`);
+  try {
+    await trial.setUp();
+    console.log(`| ${COLUMNS.join(" | ")} |\n|${COLUMNS.map(() => " --- ").join("|")}|`);
+    for (const [node, moment] of list) await trial.runCase(node, moment);
+  } finally {
+    await trial.tearDown();
+  }
+  const failed = trial.rows.filter((r) => !r.ok);
+  console.log(`\n${trial.rows.length - failed.length}/${trial.rows.length} runs ok in ${Math.round((Date.now() - t0) / 1000)} s; ` +
+    `most control planes down at once: ${Math.max(...trial.rows.map((r) => r.maxCpDown))}`);
+  if (failed.length === 0) fs.rmSync(work, { recursive: true, force: true });
+  return failed.length ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (err: Error) => {
+  console.error(err.stack ?? err);
+  process.exit(2);
+});
