@@ -37,6 +37,8 @@ const NODE_TIMEOUT = "20s";
 const HOLD_TIMEOUT = "20s";
 /** No run may take longer than this (5 nodes, each bounded by nodeTimeout, plus the gate and Pulumi's own time). */
 const RUN_BOUND_MS = 6 * 60_000;
+/** Set on the node before a run whose fault comes at its drain, install or reboot (see faulted()). */
+const SLOW_BOOT = "slow-boot=8s";
 const CLI = path.join(packageRoot, "dist", "cli", "main.js");
 
 function talosGate(args: string[], timeoutMs = 200_000): Promise<string> {
@@ -52,6 +54,8 @@ interface NodeSeen {
   ready: boolean;
   unschedulable: boolean;
   controlPlane: boolean;
+  /** The Talos version in the Node's osImage ("Talos (v1.13.4)"). */
+  version?: string;
 }
 
 /**
@@ -110,6 +114,7 @@ class NodeObserver {
         ready: node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
         unschedulable: node.spec?.unschedulable === true,
         controlPlane: node.metadata?.labels?.["node-role.kubernetes.io/control-plane"] !== undefined,
+        version: /\((v[^)]+)\)/.exec(node.status?.nodeInfo?.osImage ?? "")?.[1],
       });
     }
     const down = this.cpDown();
@@ -261,6 +266,7 @@ class Trial {
     try {
       const r = await Promise.race([this.stack.up({ onOutput }), bound]);
       text = r.stdout;
+      if (!ended) ended = "no change: nothing to roll";
     } catch (e) {
       text = (e as Error).message;
       if (!ended) ended = `error: ${text.split("\n").find((l) => /error:/.test(l))?.trim() ?? text.slice(0, 200)}`;
@@ -340,6 +346,10 @@ class Trial {
     const trigger = this.arm(node, moment);
     if (moment === "before") {
       await talosGate(["sim", "fault", node, "never-comes-back", "--dir", this.simDir]);
+    } else if (moment !== "after-ready") {
+      // `sim fault` answers in about a second on busy cores, longer than a sim reboot: the node's reboot is made long
+      // enough that the fault lands in it at the latest (the table says where it landed).
+      await talosGate(["sim", "fault", node, SLOW_BOOT, "--dir", this.simDir]);
     }
     let r;
     try {
@@ -360,7 +370,9 @@ class Trial {
   private async restore(node: string, moment: Moment): Promise<Row> {
     this.observer.reset();
     const r = await this.up(FROM);
-    const ok = /^done|^nothing to do/.test(r.ended) && this.observer.maxCpDown <= 1;
+    const off = [...this.observer.nodes].filter(([, n]) => n.version !== FROM || !n.ready).map(([name, n]) => `${name} ${n.version}`);
+    if (off.length) r.ended += `; not Ready on ${FROM}: ${off.join(", ")}`;
+    const ok = /^done|^nothing to do|^no change/.test(r.ended) && off.length === 0 && this.observer.maxCpDown <= 1;
     return { node, moment, direction: "restore", maxCpDown: this.observer.maxCpDown, worst: this.observer.worst, ended: r.ended, named: true, seconds: r.seconds, landed: "-", ok };
   }
 
@@ -399,7 +411,8 @@ function cases(argv: string[]): [string, Moment][] {
       if (argv.includes("--full") || moment === "reboot" || node === "cp-2" || node === "w-1") all.push([node, moment]);
     }
   }
-  return all;
+  // The worst moment for every node first, then the other moments.
+  return [...all.filter(([, m]) => m === "reboot"), ...all.filter(([, m]) => m !== "reboot")];
 }
 
 async function main(): Promise<number> {
