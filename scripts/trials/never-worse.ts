@@ -12,11 +12,15 @@
 // says `node X: rebooting`: installed and drained, the Reboot on its way), reboot (the Node turns NotReady), after-ready
 // (the run says `node X: back on`: then the fault, and a Talos Reboot of the node, as `talosctl reboot` or a power cut).
 //   bash scripts/with-tools.sh --build node dist/scripts/trials/never-worse.js [--full] [--only cp-2:reboot,w-1:drain]
+// With --one-control-plane instead: `sim up --control-planes 1 --workers 1`, cp-1's reboot made longer than the
+// rollout's Lease (`sim fault cp-1 slow-boot=40s`), one `pulumi up` that must end Done while a probe of the
+// kubeconfig's API server saw it refuse connections for the whole reboot (issue 18, "Done when").
 // Default matrix: every node at `reboot` (the worst moment: the fault hits a node already down) and every moment for
 // cp-2 and w-1; --full runs every node at every moment (w-2, the last node, has no `after-ready`: nothing follows it).
 // Exit code 1 when any case fails.
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -31,10 +35,13 @@ const TO = "v1.13.5";
 const NODES = ["cp-1", "cp-2", "cp-3", "w-1", "w-2"] as const;
 const MOMENTS = ["before", "drain", "installed", "reboot", "after-ready"] as const;
 type Moment = (typeof MOMENTS)[number];
-type Direction = "upgrade" | "revert" | "restore";
+type Direction = "upgrade" | "revert" | "revert, still down" | "restore";
 /** Short, so a node that never comes back ends the run soon; long enough for a healthy node on 2 busy cores. */
-const NODE_TIMEOUT = "20s";
 const HOLD_TIMEOUT = "20s";
+const SHAPE_3_2 = { controlPlanes: 3, workers: 2, nodeTimeout: "20s" };
+/** One control plane whose API server is away for longer than the rollout's 30 s Lease (provider/kube/lease.ts). */
+const SHAPE_1_1 = { controlPlanes: 1, workers: 1, nodeTimeout: "2m" };
+const ONE_CP_SLOW_BOOT = "slow-boot=40s";
 /** No run may take longer than this (5 nodes, each bounded by nodeTimeout, plus the gate and Pulumi's own time). */
 const RUN_BOUND_MS = 6 * 60_000;
 /** Set on the node before a run whose fault comes at its drain, install or reboot (see faulted()). */
@@ -193,11 +200,12 @@ class Trial {
   private state!: SimState;
   readonly rows: Row[] = [];
 
-  constructor(private readonly work: string, private readonly simDir: string) {}
+  constructor(private readonly work: string, private readonly simDir: string, private readonly shape = SHAPE_3_2) {}
 
   async setUp(): Promise<void> {
     const t0 = Date.now();
-    process.stdout.write(await talosGate(["sim", "up", "--dir", this.simDir, "--control-planes", "3", "--workers", "2", "--version", FROM,
+    process.stdout.write(await talosGate(["sim", "up", "--dir", this.simDir, "--control-planes", String(this.shape.controlPlanes),
+      "--workers", String(this.shape.workers), "--version", FROM,
       "--boot-seconds", "1", "--pull-ms", "100", "--install-ms", "100", "--workload-pods", "1"]));
     this.state = JSON.parse(fs.readFileSync(path.join(this.simDir, "state.json"), "utf8")) as SimState;
     const kc = new k8s.KubeConfig();
@@ -216,7 +224,7 @@ class Trial {
     this.stack = await LocalWorkspace.createOrSelectStack({ stackName: "trial", workDir: dir }, {
       pulumiCommand: await PulumiCommand.get({ root: path.dirname(toolsBin) }), envVars,
     });
-    await this.stack.setAllConfig({ nodeTimeout: { value: NODE_TIMEOUT }, holdTimeout: { value: HOLD_TIMEOUT } });
+    await this.stack.setAllConfig({ nodeTimeout: { value: this.shape.nodeTimeout }, holdTimeout: { value: HOLD_TIMEOUT } });
     const first = await this.up(FROM);
     if (!/^done|^nothing to do/.test(first.ended)) throw new Error(`the first pulumi up did not end Done: ${first.ended}`);
     console.log(`set up in ${Math.round((Date.now() - t0) / 1000)} s; observer on ${direct}`);
@@ -341,7 +349,7 @@ class Trial {
     await this.observer.until(`${node} Ready again`, () => this.observer.nodes.get(node)?.ready === true, 60_000);
   }
 
-  private async faulted(node: string, moment: Moment, direction: "upgrade" | "revert"): Promise<Row> {
+  private async faulted(node: string, moment: Moment, direction: "upgrade" | "revert", heal = true): Promise<Row> {
     this.observer.reset();
     const trigger = this.arm(node, moment);
     if (moment === "before") {
@@ -363,8 +371,27 @@ class Trial {
       node, moment, direction, maxCpDown: this.observer.maxCpDown, worst: this.observer.worst, ended: r.ended, named,
       seconds: r.seconds, landed, ok: this.observer.maxCpDown <= 1 && named && !landed.startsWith("not set"),
     };
-    await this.heal(node);
+    if (heal) await this.heal(node);
     return row;
+  }
+
+  /**
+   * Right after the upgrade failed, the node still down: setting the version back is a revert (issue 18.1's repro),
+   * which must not take a control plane down while this one is (it holds, bounded by holdTimeout, naming the node).
+   * When the node is the one the kubeconfig's API server is behind, the run cannot reach Kubernetes at all and ends
+   * saying so.
+   */
+  private async stillDown(node: string): Promise<Row> {
+    this.observer.reset();
+    const r = await this.up(FROM);
+    const named = new RegExp(`\\b${node}\\b`).test(r.ended);
+    const apiAway = node === "cp-1" && /^error: /.test(r.ended);
+    await this.heal(node);
+    return {
+      node, moment: "-", direction: "revert, still down", maxCpDown: this.observer.maxCpDown, worst: this.observer.worst,
+      ended: apiAway ? `(API server behind cp-1 is away) ${r.ended}` : r.ended, named, seconds: r.seconds, landed: "still down",
+      ok: this.observer.maxCpDown <= 1 && (named || apiAway),
+    };
   }
 
   private async restore(node: string, moment: Moment): Promise<Row> {
@@ -377,10 +404,56 @@ class Trial {
   }
 
   async runCase(node: string, moment: Moment): Promise<void> {
-    for (const row of [await this.faulted(node, moment, "upgrade"), await this.faulted(node, moment, "revert"), await this.restore(node, moment)]) {
+    const record = (row: Row) => {
       this.rows.push(row);
       printRow(row);
-    }
+    };
+    // At the worst moment, the revert is tried first with the node still down (then healed), as a user would.
+    const withStillDown = moment === "reboot";
+    record(await this.faulted(node, moment, "upgrade", !withStillDown));
+    if (withStillDown) record(await this.stillDown(node));
+    record(await this.faulted(node, moment, "revert"));
+    record(await this.restore(node, moment));
+  }
+
+  /**
+   * One control plane, the kubeconfig's API server behind it (as `sim up` serves it), its reboot made longer than the
+   * Lease: the upgrade must end Done, every node on TO, while a probe of the kubeconfig's address saw it refuse
+   * connections for that reboot.
+   */
+  async oneControlPlane(): Promise<boolean> {
+    await talosGate(["sim", "fault", "cp-1", ONE_CP_SLOW_BOOT, "--dir", this.simDir]);
+    const server = new URL(this.state.kubernetesServer);
+    let awayFrom: number | undefined;
+    let awayMs = 0;
+    let probing = true;
+    const probe = async () => {
+      while (probing) {
+        const refused = await new Promise<boolean>((resolve) => {
+          const sock = net.connect(Number(server.port), server.hostname);
+          sock.setTimeout(1000, () => (sock.destroy(), resolve(false)));
+          sock.once("connect", () => (sock.destroy(), resolve(false)));
+          sock.once("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED"));
+        });
+        if (refused) awayFrom ??= Date.now();
+        else if (awayFrom !== undefined) {
+          awayMs = Math.max(awayMs, Date.now() - awayFrom);
+          awayFrom = undefined;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    const probed = probe();
+    this.observer.reset();
+    const r = await this.up(TO);
+    probing = false;
+    await probed;
+    await talosGate(["sim", "fault", "cp-1", "clear", "--dir", this.simDir]);
+    const off = [...this.observer.nodes].filter(([, n]) => n.version !== TO || !n.ready).map(([name, n]) => `${name} ${n.version}`);
+    const ok = /^done/.test(r.ended) && off.length === 0 && awayMs >= 30_000;
+    console.log(`one control plane (${ONE_CP_SLOW_BOOT}): the kubeconfig's API server refused connections for ${Math.round(awayMs / 1000)} s ` +
+      `(the Lease lasts 30 s); pulumi up ended in ${r.seconds} s with: ${r.ended}${off.length ? `; not Ready on ${TO}: ${off.join(", ")}` : ""} → ${ok ? "ok" : "FAIL"}`);
+    return ok;
   }
 
   async tearDown(): Promise<void> {
@@ -415,12 +488,26 @@ function cases(argv: string[]): [string, Moment][] {
   return [...all.filter(([, m]) => m === "reboot"), ...all.filter(([, m]) => m !== "reboot")];
 }
 
+async function oneControlPlane(work: string): Promise<number> {
+  const trial = new Trial(work, path.join(work, "sim"), SHAPE_1_1);
+  let ok = false;
+  try {
+    await trial.setUp();
+    ok = await trial.oneControlPlane();
+  } finally {
+    await trial.tearDown();
+  }
+  if (ok) fs.rmSync(work, { recursive: true, force: true });
+  return ok ? 0 : 1;
+}
+
 async function main(): Promise<number> {
-  const list = cases(process.argv.slice(2));
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-never-worse-")));
+  if (process.argv.includes("--one-control-plane")) return oneControlPlane(work);
+  const list = cases(process.argv.slice(2));
   const trial = new Trial(work, path.join(work, "sim"));
   const t0 = Date.now();
-  console.log(`${list.length} cases × (upgrade, revert, restore); nodeTimeout ${NODE_TIMEOUT}, holdTimeout ${HOLD_TIMEOUT}; work dir ${work}`);
+  console.log(`${list.length} cases × (upgrade, revert, restore); nodeTimeout ${SHAPE_3_2.nodeTimeout}, holdTimeout ${HOLD_TIMEOUT}; work dir ${work}`);
   try {
     await trial.setUp();
     console.log(`| ${COLUMNS.join(" | ")} |\n|${COLUMNS.map(() => " --- ").join("|")}|`);
