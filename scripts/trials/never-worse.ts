@@ -277,7 +277,10 @@ class Trial {
       if (!ended) ended = "no change: nothing to roll";
     } catch (e) {
       text = (e as Error).message;
-      if (!ended) ended = `error: ${text.split("\n").find((l) => /error:/.test(l))?.trim() ?? text.slice(0, 200)}`;
+      // No last word from the rollout (it never started): the engine's own error, its first line that says more than
+      // "update failed".
+      const errors = text.split("\n").map((l) => l.trim()).filter((l) => /^error: /.test(l) && !/^error: update failed$/.test(l));
+      if (!ended) ended = errors[0] ?? `error: ${text.slice(0, 200)}`;
       if (/did not end within/.test(text)) throw e;
     } finally {
       clearTimeout(timer);
