@@ -225,7 +225,13 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     const wave = plan.waves[0];
     if (!wave) break;
     const repeat = wave.machines.find((m) => attempted.has(m.name));
-    if (repeat) throw new Stop(msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
+    // A node this run brought back that is down again shows no version (confirmNotReady): it went down, it did not
+    // come back on another version.
+    if (repeat) {
+      throw new Stop(!repeat.ready && repeat.from === undefined
+        ? msg.reasonNodeDownAgain(repeat.name, plan.target)
+        : msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
+    }
     ctx.checkStop(wave.machines[0].name);
     const upgrading = forced === "upgrading";
     if (upgrading) {

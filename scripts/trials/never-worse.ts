@@ -85,6 +85,8 @@ class NodeObserver {
   }
 
   reset(): void {
+    this.timeline = [];
+    this.t0 = Date.now();
     this.worst = this.cpDown();
     this.maxCpDown = this.worst.length;
   }
@@ -112,9 +114,18 @@ class NodeObserver {
     return () => this.listeners.delete(listener);
   }
 
+  /** Control planes' Ready transitions and the run's node lines since `reset()`, with the time each was seen here. */
+  timeline: string[] = [];
+  private t0 = Date.now();
+
+  note(what: string): void {
+    this.timeline.push(`${((Date.now() - this.t0) / 1000).toFixed(2)}s ${what}`);
+  }
+
   private apply(node: k8s.V1Node, deleted = false): void {
     const name = node.metadata?.name;
     if (!name) return;
+    const before = this.nodes.get(name);
     if (deleted) this.nodes.delete(name);
     else {
       this.nodes.set(name, {
@@ -124,6 +135,8 @@ class NodeObserver {
         version: /\((v[^)]+)\)/.exec(node.status?.nodeInfo?.osImage ?? "")?.[1],
       });
     }
+    const now = this.nodes.get(name);
+    if (now?.controlPlane && before?.ready !== now.ready) this.note(`${name} ${now.ready ? "Ready" : "NotReady"}`);
     const down = this.cpDown();
     if (down.length > this.maxCpDown) {
       this.maxCpDown = down.length;
@@ -263,6 +276,8 @@ class Trial {
       for (const line of parts) {
         const m = /\[talos-gate\/trial\] ((?:done|failed|nothing to do): .*)$/.exec(line);
         if (m) ended = m[1];
+        const step = /\] (node \S+: (?:upgrading|rebooting|back on|failed)\b.{0,60})/.exec(line);
+        if (step) this.observer.note(`(pulumi up) ${step[1]}`);
         onLine?.(line);
       }
     };
@@ -409,7 +424,7 @@ class Trial {
   async runCase(node: string, moment: Moment): Promise<void> {
     const record = (row: Row) => {
       this.rows.push(row);
-      printRow(row);
+      printRow(row, this.observer.timeline);
     };
     // At the worst moment, the revert is tried first with the node still down (then healed), as a user would.
     const withStillDown = moment === "reboot";
@@ -473,8 +488,9 @@ function cells(r: Row): string[] {
     r.named ? "yes" : "NO", String(r.seconds), r.landed, r.ok ? "ok" : "FAIL"];
 }
 
-function printRow(r: Row): void {
+function printRow(r: Row, timeline: string[]): void {
   console.log(`| ${cells(r).join(" | ")} |`);
+  if (r.maxCpDown > 1) console.log(`  timeline (control planes' Ready as the Node watch saw it; the run's lines as pulumi up printed them):\n    ${timeline.join("\n    ")}`);
 }
 
 function cases(argv: string[]): [string, Moment][] {

@@ -291,4 +291,24 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.equal(back.phase, "Done");
     assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.7"]));
   });
+
+  it("18.1 a node back on the target that goes down again in the same run stops the run naming it, not as done", async () => {
+    // From v1.13.7 everywhere (the previous test). Right after w-2 is back on v1.13.8 it is rebooted and never returns.
+    const w2 = s.talos.node("w-2");
+    const failed = await rejection(runRollout(kube, talos, runOptions(CLUSTER, {
+      targetVersion: "v1.13.8",
+      onProgress: (l) => {
+        if (!/node w-2: back on/.test(l)) return;
+        w2.faults.neverComesBack = true;
+        void talos.client.reboot(w2.address);
+      },
+    })));
+    assert.match(failed.message, /^node w-2 was back on v1\.13\.8, then went down again \(not Ready, and Talos does not answer for it\)/,
+      "before the fix the run ended Done with w-2 down");
+    w2.faults.neverComesBack = false;
+    assert.ok(w2.recover());
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.8" }));
+    assert.equal(done.phase, "Done");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.8"]));
+  });
 });
