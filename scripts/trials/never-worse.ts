@@ -10,7 +10,8 @@
 // was ever down and it ended (within its bound) with a reason naming the node.
 // Moments: before (set before `pulumi up`), drain (the Node turns unschedulable: our drain began), installed (the run
 // says `node X: rebooting`: installed and drained, the Reboot on its way), reboot (the Node turns NotReady), after-ready
-// (the run says `node X: back on`: then the fault, and a Talos Reboot of the node, as `talosctl reboot` or a power cut).
+// (the Node is Ready on the run's target again: then the fault, and a Talos Reboot of the node, as `talosctl reboot` or
+// a power cut would take it down).
 //   bash scripts/with-tools.sh --build node dist/scripts/trials/never-worse.js [--full] [--only cp-2:reboot,w-1:drain]
 // With --one-control-plane instead: `sim up --control-planes 1 --workers 1`, cp-1's reboot made longer than the
 // rollout's Lease (`sim fault cp-1 slow-boot=40s`), one `pulumi up` that must end Done while a probe of the
@@ -317,7 +318,7 @@ class Trial {
   }
 
   /** Sets never-comes-back on `node` when `moment` comes (the Node watch or the run's output tells); resolves with where it landed. */
-  private arm(node: string, moment: Moment): { onLine: (line: string) => void; landed: () => string; dispose: () => void } {
+  private arm(node: string, moment: Moment, target: string): { onLine: (line: string) => void; landed: () => string; dispose: () => void } {
     let landed = "not set: the moment never came";
     let fired = false;
     const fire = () => {
@@ -353,9 +354,18 @@ class Trial {
         wasReady = ready;
       });
     }
+    if (moment === "after-ready") {
+      // Seen on the Node itself, not on pulumi up's output, which can come seconds late: Ready again on the run's
+      // target after it was down.
+      let wentDown = false;
+      off = this.observer.on(() => {
+        const n = this.observer.nodes.get(node);
+        if (n && !n.ready) wentDown = true;
+        if (wentDown && n?.ready && n.version === target) fire();
+      });
+    }
     const onLine = (line: string) => {
       if (moment === "installed" && line.includes(`node ${node}: rebooting`)) fire();
-      if (moment === "after-ready" && line.includes(`node ${node}: back on`)) fire();
     };
     return { onLine, landed: () => landed, dispose: () => off() };
   }
@@ -369,7 +379,7 @@ class Trial {
 
   private async faulted(node: string, moment: Moment, direction: "upgrade" | "revert", heal = true): Promise<Row> {
     this.observer.reset();
-    const trigger = this.arm(node, moment);
+    const trigger = this.arm(node, moment, direction === "upgrade" ? TO : FROM);
     if (moment === "before") {
       await talosGate(["sim", "fault", node, "never-comes-back", "--dir", this.simDir]);
     } else if (moment !== "after-ready") {
