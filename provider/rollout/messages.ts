@@ -352,6 +352,10 @@ export function reasonNotReadyAfterUpgrade(node: string, timeoutMs: number): str
   return `node ${node} did not become Ready within nodeTimeout ${formatDuration(timeoutMs)} after its upgrade; ${RESUME}`;
 }
 
+export function reasonNodeDownAgain(node: string, target: string): string {
+  return `node ${node} was back on ${target}, then went down again (not Ready, and Talos does not answer for it); the run stops before the next node: bring ${node} back (talosctl dmesg, talosctl version), then ${RESUME}`;
+}
+
 export function reasonNodeWrongVersion(node: string, actual: string | undefined, target: string): string {
   return `node ${node} came back on ${actual ?? "an unknown version"} instead of ${target}; the node is not retried automatically: inspect it, then ${RESUME}`;
 }

@@ -49,12 +49,14 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
           timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
         });
         await waitVolumesDetached(ctx, machine, bound.signal);
+        apiAway = await holdLeaseThroughReboot(ctx, machine, started);
         // Asked again for this very node, right before it goes down: the gate's answer may be stale (pull, install
-        // and drain sat in between) or about another control plane (the run re-planned after the gate).
+        // and drain sat in between) or about another control plane (the run re-planned after the gate). Last, after
+        // the Lease write (which can take seconds on a busy API server): a control plane that goes down meanwhile is
+        // still seen (the never-worse trial once saw two control planes down at once).
         await awaitEtcdConsent(ctx, machine, bound.signal, (reason) => {
           void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step: "draining", detail: msg.progressWaitingForEtcd(reason) });
         });
-        apiAway = await holdLeaseThroughReboot(ctx, machine, started);
       },
       onStep: (step, detail) => {
         if (step === "rebooting") armed = false; // the reboot into it is on its way: the wait decides from here

@@ -154,6 +154,31 @@ async function disarm(ctx: RunContext, armed: ReadonlyMap<string, string>): Prom
   }
 }
 
+/** How long Talos is given to say which version a not-Ready node runs. */
+const CONFIRM_PROBE_MS = 5000;
+
+/**
+ * The machines, each not-Ready one that shows the target with its version confirmed by Talos. A Node that is not Ready
+ * still shows what its kubelet last reported: a node a failed run took down to boot another version, and that never
+ * came back, looks converged while it may come back on that other version (found by scripts/trials/never-worse.ts: a
+ * revert reported Done with a worker still down on its way to the new version). Unconfirmed, its version is unknown:
+ * it is planned, set aside when its turn comes, and named in the reason the run ends with. `unconfirmed` keeps the
+ * nodes Talos could not answer for, so each is asked once per run.
+ */
+async function confirmNotReady(ctx: RunContext, machines: Machine[], unconfirmed: Set<string>): Promise<Machine[]> {
+  return Promise.all(machines.map(async (m) => {
+    if (m.ready || m.talosVersion === undefined || !sameVersion(m.talosVersion, ctx.opts.targetVersion)) return m;
+    if (!unconfirmed.has(m.name)) {
+      try {
+        return { ...m, talosVersion: await ctx.talos.version(m.address, { signal: AbortSignal.timeout(CONFIRM_PROBE_MS) }) };
+      } catch {
+        unconfirmed.add(m.name);
+      }
+    }
+    return { ...m, talosVersion: undefined };
+  }));
+}
+
 /** Stops the run when no node may start now (outside every maintenance window). */
 function checkWindow(ctx: RunContext): void {
   const closed = ctx.opts.schedule?.closedReason(new Date(ctx.now()));
@@ -167,7 +192,9 @@ function checkWindow(ctx: RunContext): void {
  */
 async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, conditions: ConditionWatch | undefined): Promise<void> {
   const { opts } = ctx;
-  let machines = await ctx.machines();
+  const unconfirmed = new Set<string>();
+  const live = async () => confirmNotReady(ctx, await ctx.machines(), unconfirmed);
+  let machines = await live();
   await releaseOwnCordons(ctx, machines, "leftover");
   // A first run records the version the cluster converged to, so setting the version back after it failed part way
   // is a revert (ungated), never an upgrade held by the very checks that fail.
@@ -193,12 +220,18 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
   const attempted = new Set<string>();
   let lastBackAt: number | undefined;
   for (let waveNo = 1; ; waveNo++) {
-    machines = await ctx.machines();
+    machines = await live();
     const plan = planFor(machines);
     const wave = plan.waves[0];
     if (!wave) break;
     const repeat = wave.machines.find((m) => attempted.has(m.name));
-    if (repeat) throw new Stop(msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
+    // A node this run brought back that is down again shows no version (confirmNotReady): it went down, it did not
+    // come back on another version.
+    if (repeat) {
+      throw new Stop(!repeat.ready && repeat.from === undefined
+        ? msg.reasonNodeDownAgain(repeat.name, plan.target)
+        : msg.reasonNodeWrongVersion(repeat.name, repeat.from, plan.target));
+    }
     ctx.checkStop(wave.machines[0].name);
     const upgrading = forced === "upgrading";
     if (upgrading) {
@@ -211,7 +244,7 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     await holdGate(ctx, waveNo, wave, inFlight, conditions, { userGates: upgrading });
     // The hold may have lasted long (a node that was rebooting when the run started is back by now, someone may
     // have upgraded a node by hand): upgrade what the live cluster says is next, not what it said before the gate.
-    machines = await ctx.machines();
+    machines = await live();
     const next = planFor(machines).waves[0];
     if (!next || next.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
     if (!sameWaveKind(wave, next)) continue; // a control plane the hold did not clear: held for at the top

@@ -216,6 +216,47 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     assert.ok(lines.some((l) => /node cp-2: draining \(waiting for etcd: .*cp-3/.test(l)), lines.join("\n"));
     await s.settled();
   });
+
+  it("18.2 etcd's consent is the last thing before the Reboot: a control plane lost while the Lease is written is still seen", async () => {
+    // From v1.13.6 everywhere (the previous test). cp-3's member fails while the Lease is extended for cp-2's reboot
+    // (a write that can take seconds on a busy API server) and recovers 3 s later.
+    const etcd = s.talos.etcd;
+    const unhealthyAtDown: string[] = [];
+    const nodeDown = etcd.nodeDown.bind(etcd);
+    etcd.nodeDown = (name: string) => {
+      const sick = etcd.list().filter((m) => !m.healthy && m.name !== name).map((m) => m.name);
+      if (sick.length && etcd.member(name)) unhealthyAtDown.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
+      nodeDown(name);
+    };
+    let holding = "";
+    let holds = 0;
+    const leaseWatched: KubeClient = Object.create(kube);
+    leaseWatched.acquireLease = async (o) => {
+      const lease = await kube.acquireLease(o);
+      const holdThrough = lease.holdThrough?.bind(lease);
+      if (holdThrough) {
+        lease.holdThrough = async (ms: number) => {
+          // Held for each control plane's reboot in turn: cp-1, then cp-2.
+          if (++holds === 2) {
+            holding = (await kube.listMachines()).filter((m) => m.cordoned).map((m) => m.name).join(",");
+            etcd.setHealthy("cp-3", false);
+            setTimeout(() => etcd.setHealthy("cp-3", true), 3000);
+          }
+          return holdThrough(ms);
+        };
+      }
+      return lease;
+    };
+    try {
+      const done = await runRollout(leaseWatched, talos, runOptions("harsh-recheck-last", { targetVersion: "v1.13.7", lastUpgradeVersion: "v1.13.6" }));
+      assert.equal(done.phase, "Done");
+    } finally {
+      etcd.nodeDown = nodeDown;
+    }
+    assert.equal(holding, "cp-2", "cp-3's member failed while the Lease was held for cp-2's reboot");
+    assert.deepEqual(unhealthyAtDown, [], "before the fix cp-2 rebooted with cp-3's member unhealthy");
+    await s.settled();
+  });
 });
 
 describe("integration: rollout — a single control plane is the only endpoint (1 control plane, 1 worker)", function () {

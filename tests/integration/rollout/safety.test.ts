@@ -266,4 +266,49 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "cp-1"], "w-1 was not rebooted");
     assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.7"]));
   });
+
+  it("18.1 a worker that went down to boot the target and never came back is not counted as reverted: set aside, named, reverted once back", async () => {
+    // From v1.13.7 everywhere (the previous test). w-1 goes down to boot v1.13.8 and never comes back.
+    const w1 = s.talos.node("w-1");
+    w1.faults.neverComesBack = true;
+    const failed = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.8", nodeTimeoutMs: 12_000 })));
+    assert.match(failed.message, /^node w-1 was not back on v1\.13\.8 within nodeTimeout/);
+    // Its Node still shows v1.13.7 (its kubelet has not reported since it went down), as a real one does.
+    assert.equal((await kube.listMachines()).find((m) => m.name === "w-1")?.talosVersion, "v1.13.7");
+    // Setting the version back while it is still down: cp-1 is rolled back; w-1 is not taken for a node on v1.13.7.
+    const down = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.7", lastUpgradeVersion: "v1.13.7" })));
+    assert.match(down.message, /^3\/4 machines on the target; set aside because they were not ready when their turn came: w-1;/,
+      "before the fix the revert ended Done while w-1 was on its way to v1.13.8");
+    assert.equal(down.status.machines.find((m) => m.name === "w-1")?.state, "set-aside");
+    // Back (on v1.13.8, where it was going): the next run reverts it.
+    w1.faults.neverComesBack = false;
+    assert.ok(w1.recover());
+    await until("w-1 Ready on v1.13.8", async () => {
+      const m = (await kube.listMachines()).find((x) => x.name === "w-1");
+      return m?.ready === true && m.talosVersion === "v1.13.8";
+    });
+    const back = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.7", lastUpgradeVersion: "v1.13.7" }));
+    assert.equal(back.phase, "Done");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.7"]));
+  });
+
+  it("18.1 a node back on the target that goes down again in the same run stops the run naming it, not as done", async () => {
+    // From v1.13.7 everywhere (the previous test). Right after w-2 is back on v1.13.8 it is rebooted and never returns.
+    const w2 = s.talos.node("w-2");
+    const failed = await rejection(runRollout(kube, talos, runOptions(CLUSTER, {
+      targetVersion: "v1.13.8",
+      onProgress: (l) => {
+        if (!/node w-2: back on/.test(l)) return;
+        w2.faults.neverComesBack = true;
+        void talos.client.reboot(w2.address);
+      },
+    })));
+    assert.match(failed.message, /^node w-2 was back on v1\.13\.8, then went down again \(not Ready, and Talos does not answer for it\)/,
+      "before the fix the run ended Done with w-2 down");
+    w2.faults.neverComesBack = false;
+    assert.ok(w2.recover());
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.8" }));
+    assert.equal(done.phase, "Done");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.8"]));
+  });
 });
