@@ -31,7 +31,7 @@ const condition = (j: k8s.V1Job, type: string) => j.status?.conditions?.find((c)
 describe("integration: kube port — healthcheck runner", function () {
   this.timeout(120000);
 
-  it("a passing check: creates the Job, is running while its pod runs, sees Complete by watch, deletes the Job and its pods", async () => {
+  it("a passing check: creates the Job, is running while its pod runs, sees the pass by watch, deletes the Job and its pods", async () => {
     const h = await harness();
     const ns = await freshNamespace(await testControlPlane(), "run");
     const gate = fileGate();
