@@ -8,12 +8,14 @@
 //   not created by this run (uid from our create response, this run's nonce)
 //                        → delete, create our own                            → running (a forged pass never counts)
 //   config hash differs  → delete, create the new one                        → running (a stale pass never counts)
-//   Complete=True        → delete Job and pods                               → passed, decided by "Job Complete"
+//   Complete=True        → delete Job and pods (in the background*)          → passed, decided by "Job Complete"
 //   Failed=True          → read the failure text, then delete Job and pods   → failed
 //   its one pod settles it (runnerPod.ts: a Job that succeeds when its one pod succeeds, that pod counted by the Job
 //   controller and Succeeded with every container exit 0, no failure recorded; re-checked on a fresh read of the Job)
-//                        → delete Job and pods                               → passed, decided by "pod <name> Succeeded"
+//                        → delete Job and pods (in the background*)          → passed, decided by "pod <name> Succeeded"
 //   otherwise            →                                                   → running
+// * A pass returns before its Job is deleted (tens of ms under load); the next run of the same check, a sweep and the
+//   port's close wait for that deletion, so a deleted Job's Complete never counts twice and nothing is left behind.
 // The pod row saves the Job controller's 1 s pod-update batch (its Complete comes that much later); every other Job,
 // and every failure, is still read from the Job. A pod only counts when the Job controller itself would count it
 // (controller ownerReference to this run's Job uid, controller-uid label, tracking finalizer) and is the Job's only
@@ -49,6 +51,26 @@ export class RunnerJobs {
 
   /** The cluster and owner labels this run's Jobs carry, so a sweep takes only them (sweep.ts). */
   constructor(readonly scope?: RunnerScope) {}
+
+  /** Deletions of passed runner Jobs still in flight, by namespace/name (a pass does not wait for its cleanup). */
+  private readonly cleanups = new Map<string, Promise<void>>();
+
+  /** Runs `deletion` of a passed Job in the background; the next check of the name, a sweep and close wait for it. */
+  cleanUp(namespace: string, name: string, deletion: Promise<void>, log: Log): void {
+    const key = `${namespace}/${name}`;
+    const done: Promise<void> = deletion
+      .catch((err: unknown) => log((err as Error).message))
+      .finally(() => {
+        if (this.cleanups.get(key) === done) this.cleanups.delete(key);
+      });
+    this.cleanups.set(key, done);
+  }
+
+  /** Waits for the cleanup of one Job name, or of all (bounded by the requests' own timeouts). */
+  async cleanedUp(namespace?: string, name?: string): Promise<void> {
+    if (namespace !== undefined && name !== undefined) await this.cleanups.get(`${namespace}/${name}`);
+    else await Promise.all(this.cleanups.values());
+  }
 
   created(namespace: string, name: string, uid: string | undefined): void {
     if (uid) this.uids.set(`${namespace}/${name}`, uid);
@@ -139,24 +161,34 @@ function rawFailureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
 
 /**
  * Omni's `deleteHealthCheckJob`: delete the Job (Background, grace 0; NotFound ignored), then the runner's pods by
- * job-name label (errors only logged). With `uid`, only that Job is deleted: if another Job holds the name now, neither
- * it nor its pods are touched.
+ * job-name label (errors only logged). With `uid`, only that Job and its own pods (controller-uid label) are deleted,
+ * both at once: if another Job holds the name now, neither it nor its pods are touched.
  */
 export async function deleteRunner(c: KubeClients, namespace: string, name: string, uid: string | undefined, log: Log): Promise<void> {
-  try {
-    await c.batch.deleteNamespacedJob({
-      name, namespace, propagationPolicy: "Background", gracePeriodSeconds: 0,
-      body: { propagationPolicy: "Background", gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
-    });
-  } catch (err) {
-    if (isConflict(err)) return; // a newer Job holds the name
-    if (!isNotFound(err)) throw jobError("delete", namespace, name, err);
+  const job = async (): Promise<boolean> => {
+    try {
+      await c.batch.deleteNamespacedJob({
+        name, namespace, propagationPolicy: "Background", gracePeriodSeconds: 0,
+        body: { propagationPolicy: "Background", gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
+      });
+    } catch (err) {
+      if (isConflict(err)) return false; // a newer Job holds the name
+      if (!isNotFound(err)) throw jobError("delete", namespace, name, err);
+    }
+    return true;
+  };
+  const pods = async (labelSelector: string): Promise<void> => {
+    try {
+      await c.core.deleteCollectionNamespacedPod({ namespace, labelSelector });
+    } catch (err) {
+      log(msg.jobRequestFailed("deleting the runner's pods", namespace, name, apiMessage(err), statusOf(err)));
+    }
+  };
+  if (uid) {
+    await Promise.all([job(), pods(`${CONTROLLER_UID_LABEL}=${uid}`)]);
+    return;
   }
-  try {
-    await c.core.deleteCollectionNamespacedPod({ namespace, labelSelector: `${JOB_NAME_LABEL}=${name}` });
-  } catch (err) {
-    log(msg.jobRequestFailed("deleting the runner's pods", namespace, name, apiMessage(err), statusOf(err)));
-  }
+  if (await job()) await pods(`${JOB_NAME_LABEL}=${name}`);
 }
 
 function jobError(op: string, ns: string, name: string, err: unknown): Error {
@@ -207,7 +239,7 @@ async function evaluate(
     return undefined;
   }
   if (firstCondition(job, "Complete")?.status === "True") {
-    await deleteRunner(c, namespace, jobName, uid, log);
+    ours.cleanUp(namespace, jobName, deleteRunner(c, namespace, jobName, uid, log), log);
     record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent(msg.passedByJob()) });
     return { state: "passed" };
   }
@@ -230,7 +262,7 @@ async function evaluate(
     if (!fresh || fresh.metadata?.uid !== uid || fresh.metadata?.deletionTimestamp || !ours.owns(fresh)) return undefined;
     const pod = settlingPod(fresh, pods);
     if (!pod) return evaluate(c, check, fresh, undefined, ours, log, record);
-    await deleteRunner(c, namespace, jobName, uid, log);
+    ours.cleanUp(namespace, jobName, deleteRunner(c, namespace, jobName, uid, log), log);
     record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent(msg.passedByPod(pod.metadata?.name ?? "")) });
     return { state: "passed" };
   }
@@ -306,6 +338,8 @@ export async function runCheck(
   const signal = opts.signal;
   if (signal?.aborted) return running;
   const { namespace, jobName } = check;
+  // The previous pass of this check may still be deleting its Job: that Job's Complete must not count again.
+  await ours.cleanedUp(namespace, jobName);
   const observer = new ObjectObserver<k8s.V1Job>({
     clients: c,
     path: `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
