@@ -150,9 +150,12 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
 
 /** For bench/main.ts. */
 export async function metrics(): Promise<Metric[]> {
+  const load0 = os.loadavg()[0];
   const r = await benchGateReactionE2E();
-  process.stderr.write(`bench gate-reaction: ${JSON.stringify(r)}\n`);
-  const omni = "Omni: the pass is seen at the next requeue, every 30 s by default (up to 30,000 ms)";
+  const load = `load average ${round(load0, 2)} → ${round(os.loadavg()[0], 2)} (2 shared cores)`;
+  process.stderr.write(`bench gate-reaction: ${JSON.stringify(r)} ${load}\n`);
+  const omni = `Omni: the pass is seen at the next requeue, every 30 s by default (up to 30,000 ms); ${load}; ` +
+    `exit → runner verdict p50 ${r.toVerdictP50} ms, verdict → upgrade call p50 ${r.verdictToCallP50} ms`;
   const how = "check process exits 0 → kubelet posts the pod Succeeded → runner's pod watch (a one-pod Job: the pod settles it) → fresh read of the Job → next node's upgrade call";
   return [
     { name: "gate_reaction_e2e_ms_p50", value: r.p50, unit: `ms (n=${r.n})`, compared_with: `${omni}; ${how}` },
