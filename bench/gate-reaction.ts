@@ -1,5 +1,6 @@
 // Gate reaction, end to end: from the moment a running healthcheck's pod process exits 0 to the rollout's upgrade call
-// for the next node, through the real kubelet-status → Job controller → watch path. Method in bench/README.md.
+// for the next node, through the real kubelet-status → pod watch path (the real Job controller runs beside it; a one-pod
+// Job's pass no longer waits for its Complete: provider/kube/runnerPod.ts). Method in bench/README.md.
 //
 // A simulated cluster (1 control plane + `workers` workers on Talos v1.13.0, 0.2 s reboots) is rolled `rounds` times
 // (v1.13.0 → v1.13.1 → ...), one node per wave, each wave gated by one healthcheck whose process waits on a file, then
@@ -34,6 +35,9 @@ export interface GateReaction {
   n: number;
   /** Kubernetes API requests the rollout's port made per wave (gate + node). */
   requestsPerWave: number;
+  /** p50 of the two parts of a sample: exit → the runner's verdict, and that verdict → the upgrade call. */
+  toVerdictP50: number;
+  verdictToCallP50: number;
 }
 
 /** The check: wait for `<dir>/open`, record the exit time in ns, exit 0. `$$$$` is the shell's `$$` after Kubernetes' `$$` escaping. */
@@ -68,6 +72,13 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
       };
     }
   }
+  // Trace: when the runner returned each verdict (splits a sample into the gate's part and the rollout's).
+  const verdicts: number[] = [];
+  const runCheck = kube.runCheck.bind(kube);
+  kube.runCheck = (...a) => runCheck(...a).then((o) => {
+    if (o.state === "passed") verdicts.push(Date.now());
+    return o;
+  });
   const cluster = "bench-gate";
   const job = YAML.stringify({
     apiVersion: "batch/v1", kind: "Job", metadata: { namespace: "default" },
@@ -78,6 +89,8 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
   const check = composeHealthcheck(v.healthcheck, cluster);
   const exits: number[] = [];
   const samples: number[] = [];
+  const toVerdict: number[] = [];
+  const verdictToCall: number[] = [];
   const started = new Set<string>();
   const exited = new Set<string>();
   let waves = 0;
@@ -112,7 +125,13 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
     }
     for (const e of exits) {
       const call = upgradeCalls.find((c) => c >= e);
-      if (call !== undefined) samples.push(call - e);
+      if (call === undefined) continue;
+      samples.push(call - e);
+      const verdict = verdicts.find((t) => t >= e && t <= call);
+      if (verdict !== undefined) {
+        toVerdict.push(verdict - e);
+        verdictToCall.push(call - verdict);
+      }
     }
   } finally {
     talos.close();
@@ -124,15 +143,20 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
   return {
     p50: round(percentile(samples, 50)), p95: round(percentile(samples, 95)), max: round(samples[samples.length - 1] ?? NaN),
     n: samples.length, requestsPerWave: round((kube.stats().requests - before) / Math.max(1, waves)),
+    toVerdictP50: round(percentile(toVerdict.sort((a, b) => a - b), 50)),
+    verdictToCallP50: round(percentile(verdictToCall.sort((a, b) => a - b), 50)),
   };
 }
 
 /** For bench/main.ts. */
 export async function metrics(): Promise<Metric[]> {
+  const load0 = os.loadavg()[0];
   const r = await benchGateReactionE2E();
-  process.stderr.write(`bench gate-reaction: ${JSON.stringify(r)}\n`);
-  const omni = "Omni: the pass is seen at the next requeue, every 30 s by default (up to 30,000 ms)";
-  const how = "check process exits 0 → kubelet status → real Job controller Complete → watch → next node's upgrade call";
+  const load = `load average ${round(load0, 2)} → ${round(os.loadavg()[0], 2)} (2 shared cores)`;
+  process.stderr.write(`bench gate-reaction: ${JSON.stringify(r)} ${load}\n`);
+  const omni = `Omni: the pass is seen at the next requeue, every 30 s by default (up to 30,000 ms); ${load}; ` +
+    `exit → runner verdict p50 ${r.toVerdictP50} ms, verdict → upgrade call p50 ${r.verdictToCallP50} ms`;
+  const how = "check process exits 0 → kubelet posts the pod Succeeded → runner's pod watch (a one-pod Job: the pod settles it) → fresh read of the Job → next node's upgrade call";
   return [
     { name: "gate_reaction_e2e_ms_p50", value: r.p50, unit: `ms (n=${r.n})`, compared_with: `${omni}; ${how}` },
     { name: "gate_reaction_e2e_ms_p95", value: r.p95, unit: `ms (n=${r.n}, max ${r.max})`, compared_with: `${omni}; ${how}` },

@@ -24,6 +24,7 @@ const RecoverRequest = z.object({ node: z.string().min(1) });
 /** Node name → its faults, and the answer to a change. */
 const FaultsAnswer = z.object({ nodes: z.record(z.string(), z.array(z.string())) });
 const ChangeAnswer = z.object({ node: z.string(), faults: z.array(z.string()) });
+const NodeTimesAnswer = z.object({ ms: z.array(z.number()) });
 const ErrorAnswer = z.object({ error: z.string() });
 
 /** Bodies above this are refused: the requests are a node name and a fault. */
@@ -76,6 +77,7 @@ export async function startControlServer(sim: TalosNodeSim): Promise<ControlServ
       return applyFault(sim, r.node, parseFault(r.fault));
     }
     if (route === "POST /recover") return recoverNode(sim, parse(RecoverRequest, await readBody(req)).node);
+    if (route === "GET /node-times") return { ms: sim.nodes().flatMap((n) => n.upgradeTimes) };
     throw new HttpError(404, simMsg.notFound(route));
   };
   const server = http.createServer((req, res) => {
@@ -131,4 +133,6 @@ export const control = {
   faults: (at: ControlAddress) => call(at, "GET", "/faults", FaultsAnswer).then((r) => r.nodes),
   setFault: (at: ControlAddress, node: string, fault: string) => call(at, "POST", "/fault", ChangeAnswer, { node, fault }),
   recover: (at: ControlAddress, node: string) => call(at, "POST", "/recover", ChangeAnswer, { node }),
+  /** Every node's own time per upgrade so far (first upgrade call → booted again), in ms (the rollout bench). */
+  nodeTimes: (at: ControlAddress) => call(at, "GET", "/node-times", NodeTimesAnswer).then((r) => r.ms),
 };

@@ -92,7 +92,10 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     watchMachines: () => watchMachines(c, log),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, ours, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
-    sweepRunners: () => sweepRunners(c, log, opts.runnerScope),
+    sweepRunners: async () => {
+      await ours.cleanedUp();
+      return sweepRunners(c, log, opts.runnerScope);
+    },
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
     dropStaleCordonMark: (node: string) => dropStaleCordonMark(c, node),
@@ -113,7 +116,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     requestStop: (cluster: string, by: string) => requestStop(c, cluster, by),
     stats: () => c.stats(),
     close: async () => {
-      await Promise.all([mirror.flush(), events.flush()]);
+      await Promise.all([mirror.flush(), events.flush(), ours.cleanedUp()]);
       mirror.close();
       c.close();
     },

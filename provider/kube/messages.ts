@@ -153,7 +153,14 @@ export const msg = {
   pdbListFailed: (ns: string, detail: string) => `drain: listing PodDisruptionBudgets in namespace ${ns} failed: ${detail}`,
   retrying: (detail: string) => `${detail} (retrying)`,
   watchDropped: (what: string, detail: string | undefined) => `watch of ${what} dropped (${detail ?? "closed"}); reconnecting`,
-  healthcheckPassedEvent: () => "healthcheck passed",
+  /** `decidedBy`: which signal settled the pass (runner.ts's table: the pod's Succeeded or the Job's Complete). */
+  healthcheckPassedEvent: (decidedBy: string) => `healthcheck passed (${decidedBy})`,
+  passedByPod: (pod: string) => `pod ${pod} Succeeded`,
+  passedByJob: () => "Job Complete",
+  /** The runner's pod watch failed for good (e.g. no watch on pods in the role): passes are read from the Job only. */
+  podWatchUnavailable: (ns: string, job: string, detail: string) =>
+    `cannot watch the pods of healthcheck Job ${ns}/${job} (${detail}); its pass is read from the Job's Complete ` +
+    "instead, about a second later (grant watch on pods: `talos-gate rbac`)",
 
   // --- sweep (logged only)
   sweepFailed: (what: string, detail: string) => `cleanup of healthcheck runners: ${what} failed: ${detail}`,

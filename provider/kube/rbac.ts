@@ -13,8 +13,8 @@ type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 export const CLUSTER_RULES: readonly Rule[] = [
   // nodes.ts (list, read, cordon/uncordon patch), machinewatch.ts (watch)
   { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch"] },
-  // drain.ts (pods on the node), runner.ts (a failed check's pods, their deletion), sweep.ts (runner pods anywhere)
-  { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "delete", "deletecollection"] },
+  // drain.ts (pods on the node), runner.ts (watch of a check's pods, a failed check's pods, their deletion), sweep.ts
+  { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete", "deletecollection"] },
   { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
   // drain.ts: which budget refused an eviction
   { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] },

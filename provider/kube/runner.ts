@@ -1,21 +1,30 @@
 // The healthcheck runner: Omni's Job state machine (omni-behaviour.md §4.3), failure text (§4.4) and deletion (§4.8),
-// driven by a watch on the Job instead of a fixed requeue, so a pass is seen as soon as the Job completes.
+// driven by a watch on the Job and one on its pods instead of a fixed requeue, so a pass is seen as soon as it is settled.
 //
-// Every observed state of the Job is evaluated with the table below; evaluations that end nothing wait for the next
-// change of the Job (a watch event), not for an interval:
+// Every observed state of the Job (with its pods) is evaluated with the table below; evaluations that end nothing wait
+// for the next change of the Job or of its pods (a watch event), not for an interval:
 //   absent               → create (AlreadyExists ignored)                     → running
 //   deletionTimestamp    → (the previous Job is still going away)            → running
 //   not created by this run (uid from our create response, this run's nonce)
 //                        → delete, create our own                            → running (a forged pass never counts)
 //   config hash differs  → delete, create the new one                        → running (a stale pass never counts)
-//   Complete=True        → delete Job and pods                               → passed
+//   Complete=True        → delete Job and pods (in the background*)          → passed, decided by "Job Complete"
 //   Failed=True          → read the failure text, then delete Job and pods   → failed
+//   its one pod settles it (runnerPod.ts: a Job that succeeds when its one pod succeeds, that pod counted by the Job
+//   controller and Succeeded with every container exit 0, no failure recorded; re-checked on a fresh read of the Job)
+//                        → delete Job and pods (in the background*)          → passed, decided by "pod <name> Succeeded"
 //   otherwise            →                                                   → running
+// * A pass returns before its Job is deleted (tens of ms under load); the next run of the same check, a sweep and the
+//   port's close wait for that deletion, so a deleted Job's Complete never counts twice and nothing is left behind.
+// The pod row saves the Job controller's 1 s pod-update batch (its Complete comes that much later); every other Job,
+// and every failure, is still read from the Job. A pod only counts when the Job controller itself would count it
+// (controller ownerReference to this run's Job uid, controller-uid label, tracking finalizer) and is the Job's only
+// pod: a pod forged with the Job's labels never opens the gate.
 // Anyone who may create Jobs in the check's namespace could otherwise pre-create `talos-gate-<id>` with the (public)
 // config hash running `true` and open the gate: only the uid this run's create returned is trusted.
 // Deletes carry a uid precondition, so an evaluation of a stale event can never delete a newer Job of the same name.
-// Outcomes are also recorded as Events on the Job (HealthcheckPassed, HealthcheckFailed with the failure text), which
-// `kubectl get events -n <namespace>` shows for an hour after the Job itself is gone.
+// Outcomes are also recorded as Events on the Job (HealthcheckPassed saying which signal decided, HealthcheckFailed
+// with the failure text), which `kubectl get events -n <namespace>` shows for an hour after the Job itself is gone.
 import { randomBytes } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
@@ -24,13 +33,12 @@ import { apiMessage, backoffMs, redactSecrets, isAlreadyExists, isConflict, isNo
 import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUN_NONCE_ANNOTATION, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
 import { msg } from "./messages";
 import { scopeLabels, type RunnerScope } from "./sweep";
-import { ObjectObserver } from "./watch";
+import { CONTROLLER_UID_LABEL, samePod, settlingPod, trimPod } from "./runnerPod";
+import { ObjectObserver, SetObserver, type Observed } from "./watch";
 
 type Log = (line: string) => void;
 /** Where the runner reports outcomes as Events on the runner Job (HealthcheckPassed / HealthcheckFailed). */
 type RecordEvent = (event: RolloutEvent) => void;
-
-const CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid";
 
 /**
  * The runner Jobs this run (one Kubernetes port) created, by namespace/name → uid from the create response, and the
@@ -43,6 +51,26 @@ export class RunnerJobs {
 
   /** The cluster and owner labels this run's Jobs carry, so a sweep takes only them (sweep.ts). */
   constructor(readonly scope?: RunnerScope) {}
+
+  /** Deletions of passed runner Jobs still in flight, by namespace/name (a pass does not wait for its cleanup). */
+  private readonly cleanups = new Map<string, Promise<void>>();
+
+  /** Runs `deletion` of a passed Job in the background; the next check of the name, a sweep and close wait for it. */
+  cleanUp(namespace: string, name: string, deletion: Promise<void>, log: Log): void {
+    const key = `${namespace}/${name}`;
+    const done: Promise<void> = deletion
+      .catch((err: unknown) => log((err as Error).message))
+      .finally(() => {
+        if (this.cleanups.get(key) === done) this.cleanups.delete(key);
+      });
+    this.cleanups.set(key, done);
+  }
+
+  /** Waits for the cleanup of one Job name, or of all (bounded by the requests' own timeouts). */
+  async cleanedUp(namespace?: string, name?: string): Promise<void> {
+    if (namespace !== undefined && name !== undefined) await this.cleanups.get(`${namespace}/${name}`);
+    else await Promise.all(this.cleanups.values());
+  }
 
   created(namespace: string, name: string, uid: string | undefined): void {
     if (uid) this.uids.set(`${namespace}/${name}`, uid);
@@ -133,24 +161,34 @@ function rawFailureText(job: k8s.V1Job, pods: k8s.V1Pod[]): string {
 
 /**
  * Omni's `deleteHealthCheckJob`: delete the Job (Background, grace 0; NotFound ignored), then the runner's pods by
- * job-name label (errors only logged). With `uid`, only that Job is deleted: if another Job holds the name now, neither
- * it nor its pods are touched.
+ * job-name label (errors only logged). With `uid`, only that Job and its own pods (controller-uid label) are deleted,
+ * both at once: if another Job holds the name now, neither it nor its pods are touched.
  */
 export async function deleteRunner(c: KubeClients, namespace: string, name: string, uid: string | undefined, log: Log): Promise<void> {
-  try {
-    await c.batch.deleteNamespacedJob({
-      name, namespace, propagationPolicy: "Background", gracePeriodSeconds: 0,
-      body: { propagationPolicy: "Background", gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
-    });
-  } catch (err) {
-    if (isConflict(err)) return; // a newer Job holds the name
-    if (!isNotFound(err)) throw jobError("delete", namespace, name, err);
+  const job = async (): Promise<boolean> => {
+    try {
+      await c.batch.deleteNamespacedJob({
+        name, namespace, propagationPolicy: "Background", gracePeriodSeconds: 0,
+        body: { propagationPolicy: "Background", gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
+      });
+    } catch (err) {
+      if (isConflict(err)) return false; // a newer Job holds the name
+      if (!isNotFound(err)) throw jobError("delete", namespace, name, err);
+    }
+    return true;
+  };
+  const pods = async (labelSelector: string): Promise<void> => {
+    try {
+      await c.core.deleteCollectionNamespacedPod({ namespace, labelSelector });
+    } catch (err) {
+      log(msg.jobRequestFailed("deleting the runner's pods", namespace, name, apiMessage(err), statusOf(err)));
+    }
+  };
+  if (uid) {
+    await Promise.all([job(), pods(`${CONTROLLER_UID_LABEL}=${uid}`)]);
+    return;
   }
-  try {
-    await c.core.deleteCollectionNamespacedPod({ namespace, labelSelector: `${JOB_NAME_LABEL}=${name}` });
-  } catch (err) {
-    log(msg.jobRequestFailed("deleting the runner's pods", namespace, name, apiMessage(err), statusOf(err)));
-  }
+  if (await job()) await pods(`${JOB_NAME_LABEL}=${name}`);
 }
 
 function jobError(op: string, ns: string, name: string, err: unknown): Error {
@@ -169,7 +207,8 @@ const retryable = (err: unknown): boolean =>
 
 /** One evaluation of the table above; undefined while the Job is still running. */
 async function evaluate(
-  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, ours: RunnerJobs, log: Log, record: RecordEvent,
+  c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, pods: readonly k8s.V1Pod[] | undefined, ours: RunnerJobs, log: Log,
+  record: RecordEvent,
 ): Promise<CheckOutcome | undefined> {
   const { namespace, jobName } = check;
   const create = async () => {
@@ -200,8 +239,8 @@ async function evaluate(
     return undefined;
   }
   if (firstCondition(job, "Complete")?.status === "True") {
-    await deleteRunner(c, namespace, jobName, uid, log);
-    record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent() });
+    ours.cleanUp(namespace, jobName, deleteRunner(c, namespace, jobName, uid, log), log);
+    record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent(msg.passedByJob()) });
     return { state: "passed" };
   }
   if (firstCondition(job, "Failed")?.status === "True") {
@@ -216,7 +255,71 @@ async function evaluate(
     record({ object, type: "Warning", reason: "HealthcheckFailed", message: reason });
     return { state: "failed", reason };
   }
+  if (pods && settlingPod(job, pods)) {
+    // The Job and pod watches are two streams: a fresh (quorum) read of the Job makes sure no failure was recorded
+    // after the Job event held here, before the pod's success is taken as the Job's.
+    const fresh = await readJob(c, namespace, jobName);
+    if (!fresh || fresh.metadata?.uid !== uid || fresh.metadata?.deletionTimestamp || !ours.owns(fresh)) return undefined;
+    const pod = settlingPod(fresh, pods);
+    if (!pod) return evaluate(c, check, fresh, undefined, ours, log, record);
+    ours.cleanUp(namespace, jobName, deleteRunner(c, namespace, jobName, uid, log), log);
+    record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent(msg.passedByPod(pod.metadata?.name ?? "")) });
+    return { state: "passed" };
+  }
   return undefined;
+}
+
+async function readJob(c: KubeClients, namespace: string, name: string): Promise<k8s.V1Job | undefined> {
+  try {
+    return await c.batch.readNamespacedJob({ name, namespace });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw jobError("read", namespace, name, err);
+  }
+}
+
+type Waited<T> = { ok: true; value: T } | { ok: false; err: unknown };
+const settle = <T>(p: Promise<T>): Promise<Waited<T>> => p.then((value) => ({ ok: true as const, value }), (err) => ({ ok: false as const, err }));
+
+/**
+ * The next change of the runner Job or of its pods. Each side's pending wait is kept across calls (a Mailbox has one
+ * waiter); a pod watch that fails for good (e.g. no `watch` on pods) is logged once and dropped: the Job decides alone.
+ */
+class JobAndPods {
+  pods: k8s.V1Pod[] | undefined = [];
+  private jobWait: Promise<Waited<Observed<k8s.V1Job> | undefined>> | undefined;
+  private podWait: Promise<Waited<{ objects: k8s.V1Pod[] } | undefined>> | undefined;
+
+  constructor(
+    private readonly job: ObjectObserver<k8s.V1Job>, private readonly podObserver: SetObserver<k8s.V1Pod>,
+    private readonly podWatchLost: (err: unknown) => void,
+  ) {}
+
+  /** The newest Job state after the next change (`current` when only the pods changed); undefined once stopped. */
+  async next(current: Observed<k8s.V1Job>): Promise<Observed<k8s.V1Job> | undefined> {
+    this.jobWait ??= settle(this.job.next());
+    if (this.pods) this.podWait ??= settle(this.podObserver.next());
+    const first = await Promise.race([this.jobWait.then((r) => ({ side: "job" as const, r })),
+      ...(this.podWait ? [this.podWait.then((r) => ({ side: "pods" as const, r }))] : [])]);
+    if (first.side === "job") {
+      this.jobWait = undefined;
+      if (!first.r.ok) throw first.r.err;
+      return first.r.value;
+    }
+    this.podWait = undefined;
+    if (!first.r.ok) {
+      this.pods = undefined;
+      this.podWatchLost(first.r.err);
+    } else if (first.r.value) {
+      this.pods = first.r.value.objects;
+    }
+    return this.job.take() ?? current;
+  }
+
+  /** The newest Job state not consumed yet, without waiting. */
+  take(): Observed<k8s.V1Job> | undefined {
+    return this.job.take();
+  }
 }
 
 /**
@@ -235,6 +338,8 @@ export async function runCheck(
   const signal = opts.signal;
   if (signal?.aborted) return running;
   const { namespace, jobName } = check;
+  // The previous pass of this check may still be deleting its Job: that Job's Complete must not count again.
+  await ours.cleanedUp(namespace, jobName);
   const observer = new ObjectObserver<k8s.V1Job>({
     clients: c,
     path: `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
@@ -242,10 +347,28 @@ export async function runCheck(
     list: () => c.batch.listNamespacedJob({ namespace, fieldSelector: `metadata.name=${jobName}` }),
     log: opts.log,
   });
+  // The runner's pods by job-name (what the API server sets on every pod of the Job); runnerPod.ts picks the Job's own.
+  const podObserver = new SetObserver<k8s.V1Pod>({
+    clients: c,
+    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+    labelSelector: `${JOB_NAME_LABEL}=${jobName}`,
+    list: () => c.core.listNamespacedPod({ namespace, labelSelector: `${JOB_NAME_LABEL}=${jobName}` }),
+    trim: trimPod,
+    same: samePod,
+    log: opts.log,
+  });
+  const changes = new JobAndPods(observer, podObserver, (err) => {
+    podObserver.stop();
+    opts.log(msg.podWatchUnavailable(namespace, jobName, apiMessage(err)));
+  });
+  const stopObservers = () => {
+    observer.stop();
+    podObserver.stop();
+  };
   const stop = new AbortController();
   const onAbort = () => {
     stop.abort();
-    observer.stop();
+    stopObservers();
   };
   signal?.addEventListener("abort", onAbort, { once: true });
   const aborted = new Promise<CheckOutcome>((resolve) => stop.signal.addEventListener("abort", () => resolve(running), { once: true }));
@@ -256,15 +379,15 @@ export async function runCheck(
     });
     while (state && !stop.signal.aborted) {
       try {
-        const outcome = await evaluate(c, check, state.object, ours, opts.log, record);
+        const outcome = await evaluate(c, check, state.object, changes.pods, ours, opts.log, record);
         if (outcome) return outcome;
         attempt = 0;
-        state = await observer.next();
+        state = await changes.next(state);
       } catch (err) {
         if (!retryable(err)) throw jobError("watch", namespace, jobName, err);
         opts.log(msg.retrying((err as Error).message));
         await sleep(backoffMs(attempt++, 200, 2000), stop.signal);
-        state = observer.take() ?? state; // act on the newest state known
+        state = changes.take() ?? state; // act on the newest state known
       }
     }
     return running;
@@ -274,7 +397,7 @@ export async function runCheck(
   } finally {
     work.catch(() => undefined);
     signal?.removeEventListener("abort", onAbort);
-    observer.stop();
+    stopObservers();
     stop.abort();
   }
 }

@@ -224,6 +224,7 @@ export class SimNode {
 
   /** Legacy MachineService.Upgrade: synchronous validation, then the `upgrade` sequence in the background. */
   async legacyUpgrade(req: { image: string; stage: boolean; force?: boolean; preserve?: boolean }): Promise<{ ack: string; actorId: string }> {
+    this.upgradeCallAt ??= Date.now();
     const reject = this.faults.rejectUpgrade;
     if (reject) throw reject === true ? new RpcError(Status.FAILED_PRECONDITION, "method is not supported in container mode") : new RpcError(reject.code, reject.message);
     await delay(this.host.timing.pullMs);
@@ -289,8 +290,16 @@ export class SimNode {
     this.goDown("upgrade", this.faults.rollback ? this._version : target, stage ? 2 : 1, this.faults.rollback ? undefined : image);
   }
 
+  /**
+   * This node's own time per upgrade: its first upgrade call (Pull / legacy Upgrade) → booted again, in ms. What the
+   * rollout bench subtracts as node time (measured, so a sim slowed by load is not counted as talos-gate's).
+   */
+  readonly upgradeTimes: number[] = [];
+  private upgradeCallAt: number | undefined;
+
   /** ImageService.Pull: progress, then the digest-pinned name. */
   async pull(ref: string, send: (msg: object) => void): Promise<void> {
+    this.upgradeCallAt ??= Date.now();
     if (!this.hasLifecycleApi) throw new RpcError(Status.UNIMPLEMENTED, "unknown service machine.ImageService");
     if (!ref) throw new RpcError(Status.INVALID_ARGUMENT, "image reference is required");
     if (this.faults.pullFailure || !versionFromImage(ref)) throw new RpcError(Status.NOT_FOUND, `error pulling image: ${this.pullError(ref)}`);
@@ -376,6 +385,8 @@ export class SimNode {
     this._version = version;
     this._bootId = uuid();
     this._bootedAt = Date.now();
+    if (this.upgradeCallAt !== undefined) this.upgradeTimes.push(this._bootedAt - this.upgradeCallAt);
+    this.upgradeCallAt = undefined;
     this.buffer = undefined;
     this.staged = undefined;
     this.sequence = undefined;

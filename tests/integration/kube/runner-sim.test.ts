@@ -5,11 +5,14 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { createKubeApi, KubeClient } from "../../../provider/kube";
+import { KubeClients } from "../../../provider/kube/client";
+import { runCheck, RunnerJobs } from "../../../provider/kube/runner";
+import type { CheckOutcome } from "../../../provider/rollout/ports";
 import type { ControlPlane } from "../../../sim/controlplane";
 import { freshControlPlane } from "../../support/controlPlanes";
 import { KubeSim, startKubeSim, WORKLOAD_NAMESPACE, WORKLOAD_RS } from "../../../sim/kube";
-import { eventually } from "../../support/kube";
-import { healthcheck, tracked } from "./helpers";
+import { eventually, waitForJob } from "../../support/kube";
+import { fileGate, healthcheck, tracked } from "./helpers";
 
 const UNPULLABLE = "registry.example.com/private/check:1";
 
@@ -109,6 +112,130 @@ describe("integration: kube port — runner and drain on the simulated cluster",
     assert.equal(pod.spec?.nodeName, undefined);
     assert.match(pod.status?.conditions?.find((c) => c.type === "PodScheduled")?.message ?? "",
       /^0\/3 nodes are available: .*node\(s\) didn't match Pod's node affinity\/selector/);
+  });
+
+  describe("the Job gate reacts to its pod", () => {
+    let clients: KubeClients;
+    let core: k8s.CoreV1Api;
+    before(() => {
+      clients = new KubeClients(cp.kubeconfig);
+      core = clients.core;
+    });
+    after(() => clients?.close());
+
+    /**
+     * Stops the Job controller (SIGSTOP of kube-controller-manager; leader election is off in the sim) while `fn`
+     * runs: no Complete is written, no orphan adopted, no pod created. The kubelet emulator and the scheduler go on.
+     */
+    async function jobControllerPaused<T>(fn: () => Promise<T>): Promise<T> {
+      const pid = cp.pidOf("kube-controller-manager");
+      assert.ok(pid, "kube-controller-manager runs");
+      process.kill(pid, "SIGSTOP");
+      try {
+        return await fn();
+      } finally {
+        process.kill(pid, "SIGCONT");
+      }
+    }
+
+    /** The runner with its HealthcheckPassed/Failed records kept; `stop` ends it (running) when nothing decided. */
+    function run(check: ReturnType<typeof healthcheck>, stop: AbortController) {
+      const records: string[] = [];
+      const outcome = tracked(runCheck(clients, check, {
+        signal: stop.signal, log: () => undefined, ours: new RunnerJobs(), record: (e) => records.push(`${e.reason}: ${e.message}`),
+      }));
+      return { outcome, records };
+    }
+
+    /** Waits at most `ms` for the outcome (a bound, not a timing assertion: on expiry the runner says running). */
+    async function outcomeWithin(o: { promise: Promise<CheckOutcome> }, stop: AbortController, ms: number): Promise<CheckOutcome> {
+      const t = setTimeout(() => stop.abort(), ms);
+      try {
+        return await o.promise;
+      } finally {
+        clearTimeout(t);
+      }
+    }
+
+    const runningPodOf = (job: string, uid?: string) => eventually(`a running pod of ${job}`, async () =>
+      (await podsOf(job)).find((p) => (!uid || p.metadata?.labels?.["batch.kubernetes.io/controller-uid"] === uid)
+        && p.status?.containerStatuses?.[0]?.state?.running));
+
+    const cleanedUp = (job: string) => eventually(`the pods of ${job} to be gone`, async () => (await podsOf(job)).length === 0, 60000);
+
+    it("a one-pod check passes on its pod's Succeeded, with the Job controller stopped before it could write Complete", async () => {
+      const gate = fileGate();
+      const check = healthcheck("default", "sim-by-pod", gate.script);
+      const stop = new AbortController();
+      const { outcome, records } = run(check, stop);
+      const pod = await runningPodOf(check.jobName);
+      await jobControllerPaused(async () => {
+        gate.open();
+        assert.deepEqual(await outcomeWithin(outcome, stop, 30000), { state: "passed" });
+      });
+      assert.deepEqual(records, [`HealthcheckPassed: healthcheck passed (pod ${pod.metadata?.name} Succeeded)`]);
+      await cleanedUp(check.jobName); // the tracking finalizer is lifted once the Job controller runs again
+    });
+
+    it("a Job that needs two pods (completions 2, one at a time) waits for the Job controller's Complete", async () => {
+      const check = healthcheck("default", "sim-by-job", "exit 0");
+      // Its first pod Succeeded is, for a while, the Job's only pod: only the spec says it does not settle the Job.
+      Object.assign((check.job as any).spec, { completions: 2, parallelism: 1 });
+      const stop = new AbortController();
+      const { outcome, records } = run(check, stop);
+      assert.deepEqual(await outcomeWithin(outcome, stop, 60000), { state: "passed" });
+      assert.deepEqual(records, ["HealthcheckPassed: healthcheck passed (Job Complete)"]);
+      await cleanedUp(check.jobName);
+    });
+
+    it("a pod forged with the Job's labels and tracking finalizer, controlled by another Job, that exits 0 never opens the gate; the Job's own pod does", async () => {
+      const gate = fileGate();
+      const check = healthcheck("default", "sim-forged", gate.script);
+      const stop = new AbortController();
+      const kc = new k8s.KubeConfig();
+      kc.loadFromString(cp.kubeconfig);
+      const { outcome, records } = run(check, stop);
+      const forgedName = `${check.jobName}-forged`;
+      const job = await jobControllerPaused(async () => {
+        // Before the Job controller makes the Job's pod, a namespace user's pod with its labels is the only one.
+        const created = await waitForJob(kc, "default", check.jobName);
+        const uid = created.metadata!.uid!;
+        await core.createNamespacedPod({
+          namespace: "default",
+          body: {
+            metadata: {
+              name: forgedName,
+              labels: { "batch.kubernetes.io/job-name": check.jobName, "batch.kubernetes.io/controller-uid": uid, "job-name": check.jobName },
+              finalizers: ["batch.kubernetes.io/job-tracking"],
+              // Another Job as controller (the kubelet emulator runs only Job pods' commands); not the runner's uid.
+              ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: check.jobName, uid: "00000000-0000-4000-8000-000000000000", controller: true }],
+            },
+            spec: { restartPolicy: "Never", containers: [{ name: "check", image: "busybox", command: ["sh", "-c", "exit 0"] }] },
+          },
+        });
+        await eventually("the forged pod to succeed", async () =>
+          (await core.readNamespacedPod({ name: forgedName, namespace: "default" })).status?.phase === "Succeeded");
+        // Gone before the Job controller runs again: it would adopt a labelled orphan (and count it) itself.
+        // (NotFound: a runner that took the forged pod has deleted it already — the records below say so.)
+        const gone = (e: { code?: number }) => assert.equal(e.code, 404);
+        await core.patchNamespacedPod({ name: forgedName, namespace: "default", body: [{ op: "remove", path: "/metadata/finalizers" }] }).catch(gone);
+        await core.deleteNamespacedPod({ name: forgedName, namespace: "default", gracePeriodSeconds: 0 }).catch(gone);
+        await eventually("the forged pod to be gone", async () => !(await podsOf(check.jobName)).some((p) => p.metadata?.name === forgedName));
+        return created;
+      });
+      const pod = await eventually("the Job's own pod running (or the check decided)", async () => outcome.settled() ||
+        (await podsOf(check.jobName)).find((p) => p.metadata?.labels?.["batch.kubernetes.io/controller-uid"] === job.metadata?.uid
+          && p.status?.containerStatuses?.[0]?.state?.running));
+      assert.deepEqual(records, [], "nothing decided before the Job's own pod ran");
+      assert.ok(pod !== true);
+      await jobControllerPaused(async () => {
+        gate.open();
+        assert.deepEqual(await outcomeWithin(outcome, stop, 30000), { state: "passed" });
+      });
+      // Events are ordered on the pod watch: had the forged pod counted, it would have decided long before this one ran.
+      assert.deepEqual(records, [`HealthcheckPassed: healthcheck passed (pod ${pod.metadata?.name} Succeeded)`]);
+      await cleanedUp(check.jobName);
+    });
   });
 
   it("drains a node: blocked while the disruption controller's budget allows nothing, then done; DaemonSet pod stays", async () => {

@@ -74,6 +74,16 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
     }
   });
 
+  it("reports each node's own time per upgrade, first upgrade call → booted again (what the rollout bench subtracts)", async () => {
+    assert.deepEqual(await control.nodeTimes(server), [], "reboots without an upgrade call are not upgrades");
+    const back = new Promise<void>((r) => sim.once("up", () => r()));
+    await sim.node("w-1").legacyUpgrade({ image: "ghcr.io/siderolabs/installer:v1.13.1", stage: false });
+    await back;
+    const times = await control.nodeTimes(server);
+    assert.equal(times.length, 1);
+    assert.ok(times[0] >= 50, `${times[0]} ms covers the node's 50 ms down time`);
+  });
+
   it("refuses bad requests with what it expected", async () => {
     const res = await fetch(`${server.url}/fault`, { method: "POST", headers: { authorization: `Bearer ${server.token}` }, body: JSON.stringify({ node: "" }) });
     assert.equal(res.status, 400);
