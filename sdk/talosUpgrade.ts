@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT } from "../provider/resources/defaults";
 import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
@@ -162,8 +163,8 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       imageFactoryHost: args.imageFactoryHost,
       healthchecks: checks,
       strategy: args.strategy,
-      holdTimeout: args.holdTimeout ?? "60m",
-      nodeTimeout: args.nodeTimeout ?? "15m",
+      holdTimeout: args.holdTimeout ?? DEFAULT_HOLD_TIMEOUT,
+      nodeTimeout: args.nodeTimeout ?? DEFAULT_NODE_TIMEOUT,
       conditions,
       conditionIds: pulumi.all((args.conditions ?? []).map((c) => c.plannedId)),
       soakTime: args.soakTime,

@@ -2,9 +2,10 @@
 // (server-side apply); read refreshes machines and versions; delete removes runner Jobs and `full`-mode manifests and
 // never touches nodes.
 import type { Manifest } from "../rollout/ports";
-import { CheckFailure, errorText, hasUnknown, Props, progress, withTimeout } from "./common";
-import { checkClusterName, checkKubeconfig, checkMachines, checkManifests, checkTalosconfig } from "./inputs";
-import { ClusterSpec, clusterKey, ManifestEntry, parseCluster, selectMachines, toPortManifests } from "./clusterSpec";
+import { errorText, hasUnknown, Props, progress, withTimeout } from "./common";
+import {
+  checkCluster, CLUSTER_INPUT_KEYS, ClusterSpec, clusterKey, ManifestEntry, parseCluster, selectMachines, toPortManifests,
+} from "../resources/cluster";
 import { warn } from "./diagnostics";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
@@ -56,16 +57,11 @@ async function apply(spec: ClusterSpec, previous: readonly ManifestEntry[] = [])
 
 export const clusterHandler: KindHandler = {
   async check(_olds, news) {
-    const failures: CheckFailure[] = [];
-    checkClusterName("clusterName", news.clusterName, failures);
-    checkKubeconfig(news.kubeconfig, failures);
-    checkTalosconfig(news.talosconfig, failures);
-    checkMachines(news.machineSpec, failures);
-    checkManifests(news.manifests, failures);
+    const failures = checkCluster(news);
     return failures.length ? { failures } : { inputs: news };
   },
   async diff(_id, olds, news) {
-    if (hasUnknown([news.clusterName, news.kubeconfig, news.talosconfig, news.machineSpec, news.manifests])) return { changes: true };
+    if (hasUnknown(CLUSTER_INPUT_KEYS.filter((k) => k !== "resourceUrn").map((k) => news[k]))) return { changes: true };
     const replaces = olds.clusterName !== news.clusterName ? ["clusterName"] : [];
     try {
       return { changes: clusterKey(parseCluster(olds)) !== clusterKey(parseCluster(news)), replaces };

@@ -1,18 +1,10 @@
 // Helpers shared by the resource handlers: Pulumi's unknown sentinel, partial-failure errors, bounded cluster calls.
 import type * as pulumi from "@pulumi/pulumi";
+import { canonical } from "../resources/model";
 
 export type Props = Record<string, any>;
 
-/** The value `check` and `diff` see for inputs not known during preview (pulumi.runtime.unknownValue). */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
-
-/** True if the value, or anything inside it, is not known yet (preview of a value computed by another resource). */
-export function hasUnknown(v: unknown): boolean {
-  if (v === UNKNOWN) return true;
-  if (Array.isArray(v)) return v.some(hasUnknown);
-  if (v && typeof v === "object") return Object.values(v).some(hasUnknown);
-  return false;
-}
+export { canonical, hasUnknown, UNKNOWN } from "../resources/model";
 
 export type CheckFailure = pulumi.dynamic.CheckFailure;
 
@@ -27,14 +19,6 @@ export class PartialFailure extends Error {
     super(message);
     this.reasons = [message];
   }
-}
-
-/** Stable JSON for comparing inputs (object keys sorted). */
-export function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.keys(val).sort().map((k) => [k, val[k]]))
-      : val);
 }
 
 export function changed(olds: Props, news: Props, keys: readonly string[]): string[] {
@@ -61,6 +45,4 @@ export function progress(line: string): void {
   process.stdout.write(line + "\n");
 }
 
-export function errorText(err: unknown): string {
-  return (err as Error)?.message ?? String(err);
-}
+export { errorText } from "../errorText";

@@ -9,27 +9,22 @@ import type { KubeClient, MirroredStatus } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
-import { withMachineOverrides } from "./clusterSpec";
+import { withMachineOverrides } from "../resources/cluster";
 import { RolloutError, runRollout } from "../rollout/run";
 import type { UpgradeStatus } from "../rollout/status";
-import { isValidVersion, normalizeVersion, sameVersion } from "../version";
+import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
-import { CheckFailure, errorText, hasUnknown, PartialFailure, progress, Props, UNKNOWN, withTimeout } from "./common";
+import { errorText, hasUnknown, PartialFailure, progress, Props, withTimeout } from "./common";
 import { warn } from "./diagnostics";
 import { engineCancellation } from "./engine";
-import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
-import { checkClusterName, checkDuration } from "./inputs";
 import { mapLimit } from "../mapLimit";
 import { withBoundedHeap } from "./memory";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 import {
-  composeCheck, credentialsChanged, InvalidCheck, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec,
-} from "./talosUpgradeSpec";
+  checkTalosUpgrade, credentialsChanged, GateInputs, parseTalosUpgrade, PLAN_INPUTS, ROLLOUT_INPUTS, rolloutKey, TalosUpgradeSpec,
+} from "../resources/talosUpgrade";
 
-/** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
-const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "imageFactoryHost", "healthchecks", "strategy", "holdTimeout",
-  "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 /** The port; with `holder`, a rollout's: it stamps the status mirror, and its runner Jobs carry the cluster and owner. */
@@ -83,7 +78,7 @@ function outputStatus(s: UpgradeStatus): Props {
 
 async function previewPlan(news: Props, olds: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.imageFactoryHost, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
+  if (hasUnknown(PLAN_INPUTS.map((k) => news[k]))) {
     return [msg.planUnknownInputs];
   }
   const spec = parseTalosUpgrade(news);
@@ -109,6 +104,17 @@ async function previewPlan(news: Props, olds: Props): Promise<string[]> {
   } finally {
     await kube.close().catch(() => undefined);
   }
+}
+
+/** Plan lines for the gates beyond the healthchecks: the maintenance window, soak, hooks, volume detach. */
+function gatePlanLines(g: GateInputs, now: Date): string[] {
+  const lines: string[] = [];
+  const window = g.schedule.planLine(now);
+  if (window) lines.push(window);
+  if (g.soakMs > 0) lines.push(msg.planSoak(g.soakMs));
+  if (g.hooks.beforeNode) lines.push(msg.planHook("beforeNode", g.hooks.beforeNode.base.id));
+  if (g.hooks.afterNode) lines.push(msg.planHook("afterNode", g.hooks.afterNode.base.id));
+  return lines;
 }
 
 /** Each node's installer image: the user's choice, else its own platform and schematic, read from it (Omni's rule). */
@@ -249,51 +255,7 @@ function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUp
 
 export const talosUpgradeHandler: KindHandler = {
   async check(olds, news) {
-    const failures: CheckFailure[] = [];
-    checkClusterName("clusterName", news.clusterName, failures);
-    if (news.version !== UNKNOWN && (typeof news.version !== "string" || !isValidVersion(news.version))) {
-      failures.push({ property: "version", reason: msg.versionInvalid(news.version) });
-    }
-    if (!hasUnknown([news.version, news.installerImage, news.schematic, news.imageFactoryHost]) && failures.length === 0) {
-      try {
-        target(news as Parameters<typeof target>[0]);
-      } catch (err) {
-        const property = news.installerImage ? "installerImage" : news.imageFactoryHost && /Image Factory host/.test(errorText(err)) ? "imageFactoryHost" : "schematic";
-        failures.push({ property, reason: msg.imageInvalid(errorText(err)) });
-      }
-    }
-    checkDuration("holdTimeout", news.holdTimeout, failures, { ms: 1000, text: "1s" });
-    checkDuration("nodeTimeout", news.nodeTimeout, failures, { ms: 1000, text: "1s" });
-    const s = news.strategy;
-    if (s && s !== UNKNOWN) {
-      if (s.workerParallelism !== undefined && (!Number.isInteger(s.workerParallelism) || s.workerParallelism < 1)) {
-        failures.push({ property: "strategy", reason: msg.strategyInvalid(`workerParallelism must be a whole number >= 1, got ${JSON.stringify(s.workerParallelism)}`) });
-      }
-      for (const [set, n] of Object.entries(s.machineSetParallelism ?? {})) {
-        if (!Number.isInteger(n) || (n as number) < 1) {
-          failures.push({ property: "strategy", reason: msg.strategyInvalid(`machineSetParallelism["${set}"] must be a whole number >= 1, got ${JSON.stringify(n)}`) });
-        }
-      }
-      if (s.order !== undefined && (!Array.isArray(s.order) || s.order.some((n: unknown) => typeof n !== "string"))) {
-        failures.push({ property: "strategy", reason: msg.strategyInvalid("order must be a list of node names") });
-      }
-    }
-    if (news.healthchecks !== UNKNOWN) {
-      (news.healthchecks ?? []).forEach((h: any, i: number) => {
-        if (h === UNKNOWN || hasUnknown(h)) return;
-        if (typeof h?.cluster === "string") {
-          try {
-            composeCheck(h, i);
-          } catch (err) {
-            if (!(err instanceof InvalidCheck)) throw err;
-            failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
-          }
-        } else if (typeof h?.id !== "string" || !h.job || typeof h.job !== "object") {
-          failures.push({ property: "healthchecks", reason: msg.healthchecksInvalid(i) });
-        }
-      });
-    }
-    failures.push(...parseGateInputs(news).failures);
+    const failures = checkTalosUpgrade(news);
     if (failures.length) return { failures };
     return { inputs: { ...news, plan: await previewPlan(news, olds) } };
   },

@@ -110,18 +110,7 @@ function isTransientStatus(status: number): boolean {
   return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
+export { sleep } from "../sleep";
 
 /** Exponential backoff with jitter: base, 2×base, ... capped at max. */
 export function backoffMs(attempt: number, base = 100, max = 1000): number {

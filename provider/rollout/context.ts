@@ -6,6 +6,7 @@ import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
 import type { RunOptions } from "./run";
 import { progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
+import { errorText } from "../errorText";
 
 /** Internal: ends the run with this reason (phase Failed, partial state, resumable). */
 export class Stop extends Error {}
@@ -19,9 +20,7 @@ const WATCH_SAFETY_POLL_MS = 10_000;
 /** How long reading the Nodes is retried before the run fails. */
 const LIST_RETRY_MS = 30_000;
 
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+export { errorText };
 
 export class RunContext {
   status: UpgradeStatus;
