@@ -110,7 +110,10 @@ export interface TalosUpgradeHealthcheckStatus {
   lastRun?: string;
 }
 
-/** The upgrade status, in Omni's words (like `omnictl get talosupgradestatus`). */
+/**
+ * The upgrade status, in Omni's words (like `omnictl get talosupgradestatus`). Built by the provider's
+ * rollout/status.ts `outputStatus`; tests/unit/sdk/model-types.test.ts keeps the two from drifting apart.
+ */
 export interface TalosUpgradeStatus {
   phase: "Upgrading" | "Done" | "Reverting" | "Failed";
   status: string;

@@ -11,7 +11,7 @@ import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "../resources/cluster";
 import { RolloutError, runRollout } from "../rollout/run";
-import type { UpgradeStatus } from "../rollout/status";
+import { outputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
 import { errorText, hasUnknown, PartialFailure, progress, Props, withTimeout } from "./common";
@@ -60,21 +60,6 @@ function talosApi(talosconfig: string) {
   return (require("../talos") as typeof import("../talos")).createTalosApi(talosconfig);
 }
 
-
-/** The status as the resource outputs it (the bounded event history stays in the cluster's status ConfigMap). */
-function outputStatus(s: UpgradeStatus): Props {
-  return {
-    phase: s.phase, status: s.status, step: s.step, error: s.error,
-    lastUpgradeVersion: s.lastUpgradeVersion, currentUpgradeVersion: s.currentUpgradeVersion,
-    machines: s.machines.map((m) => ({
-      name: m.name, role: m.role, from: m.from ?? "", to: m.to, state: m.state,
-      started: m.started ?? "", finished: m.finished ?? "", durationMs: m.durationMs ?? 0,
-    })),
-    healthchecks: s.healthchecks.map((h) => ({
-      id: h.id, state: h.state, attempts: h.attempts, lastReason: h.lastReason ?? "", lastRun: h.lastRun ?? "",
-    })),
-  };
-}
 
 async function previewPlan(news: Props, olds: Props): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.

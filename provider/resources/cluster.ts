@@ -20,6 +20,8 @@ export const machineOverride = z.object({
   machineSet: optionalString,
 });
 export type MachineOverride = z.output<typeof machineOverride>;
+/** What the SDK's `MachineArgs` must give (checked at compile time: tests/unit/sdk/model-types.test.ts). */
+export type MachineOverrideInput = z.input<typeof machineOverride>;
 
 /** The override without its unset fields (what a diff compares, and the SDK's shape). */
 export function setFields(m: MachineOverride): MachineOverride {

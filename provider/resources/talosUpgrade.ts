@@ -126,6 +126,9 @@ const strategy = z.object({
   ...(s?.order ? { order: s.order } : {}),
 }));
 
+/** What the SDK's `UpgradeStrategyArgs` must give (checked at compile time: tests/unit/sdk/model-types.test.ts). */
+export type StrategyInput = z.input<typeof strategy>;
+
 /** Condition gates (a Condition's gateCondition); failures name the field, e.g. `conditions[0].expression`. */
 const conditions = z.unknown().optional().transform((v, ctx): ConditionGate[] => {
   if (v === undefined || v === null) return [];

@@ -5,6 +5,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { check } from "../../../provider/handlers";
+import { UNKNOWN } from "../../../provider/handlers/common";
 import { cases } from "./checkCases";
 
 interface Recorded { title: string; result: unknown }
@@ -24,4 +25,13 @@ describe("handlers: check's failures, as recorded before the zod models", () => 
       assert.deepEqual(JSON.parse(JSON.stringify(await check({}, news))), result);
     });
   }
+});
+
+describe("handlers: check leaves every value not known yet to apply (issue 21)", () => {
+  it("a failure on an unknown value nested in an input is dropped, one on a known sibling is kept", async () => {
+    const news = { ...cases["upgrade: worker parallelism 0"], strategy: { workerParallelism: UNKNOWN, order: "cp-1" } };
+    const r = await check({}, news);
+    // Before the models, check reported workerParallelism's unknown placeholder as `got "04da6b54-…"`.
+    assert.deepEqual(r.failures, [{ property: "strategy", reason: "strategy order must be a list of node names" }]);
+  });
 });
