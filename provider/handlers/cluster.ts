@@ -2,7 +2,7 @@
 // (server-side apply); read refreshes machines and versions; delete removes runner Jobs and `full`-mode manifests and
 // never touches nodes.
 import type { Manifest } from "../rollout/ports";
-import { errorText, hasUnknown, Props, progress, withTimeout } from "./common";
+import { errorText, hasUnknown, progress, withTimeout, type Properties } from "./common";
 import {
   checkCluster, CLUSTER_INPUT_KEYS, ClusterSpec, clusterKey, ManifestEntry, parseCluster, selectMachines, toPortManifests,
 } from "../resources/cluster";
@@ -19,7 +19,8 @@ function kubeApi(kubeconfig: string, urn?: string, cluster?: string) {
   });
 }
 
-async function observe(spec: ClusterSpec): Promise<Props> {
+/** What the Cluster outputs beyond its inputs: the machines and the API server's version, as observed. */
+async function observe(spec: ClusterSpec): Promise<Properties> {
   const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
   try {
     const [live, version] = await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", () => Promise.all([
@@ -55,7 +56,8 @@ async function apply(spec: ClusterSpec, previous: readonly ManifestEntry[] = [])
   }
 }
 
-export const clusterHandler: KindHandler = {
+export const clusterHandler: KindHandler<ClusterSpec> = {
+  parse: parseCluster,
   async check(_olds, news) {
     const failures = checkCluster(news);
     return failures.length ? { failures } : { inputs: news };
@@ -69,8 +71,7 @@ export const clusterHandler: KindHandler = {
       return { changes: true, replaces }; // state this release cannot read: the update rewrites it
     }
   },
-  async create(inputs) {
-    const spec = parseCluster(inputs);
+  async create(spec, inputs) {
     await apply(spec);
     return { id: spec.clusterName, outs: { ...inputs, ...(await observe(spec)) } };
   },
@@ -83,8 +84,7 @@ export const clusterHandler: KindHandler = {
       return { id, props };
     }
   },
-  async update(_id, olds, news) {
-    const spec = parseCluster(news);
+  async update(_id, spec, olds, news) {
     await apply(spec, parseCluster(olds).manifests);
     return { outs: { ...news, ...(await observe(spec)) } };
   },

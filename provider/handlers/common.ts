@@ -2,9 +2,15 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { canonical } from "../resources/model";
 
-export type Props = Record<string, any>;
+/** Properties as Pulumi passes them: inputs (check, diff, create, update) or state (read, delete, a diff's olds). */
+export type Properties = Record<string, unknown>;
 
 export { canonical, hasUnknown, UNKNOWN } from "../resources/model";
+
+/** The resource's URN from its properties, when the SDK set it (diagnostics land on its row). */
+export function urnOf(p: Properties): string | undefined {
+  return typeof p.resourceUrn === "string" ? p.resourceUrn : undefined;
+}
 
 export type CheckFailure = pulumi.dynamic.CheckFailure;
 
@@ -15,13 +21,13 @@ export type CheckFailure = pulumi.dynamic.CheckFailure;
  */
 export class PartialFailure extends Error {
   readonly reasons: string[];
-  constructor(readonly id: string, readonly properties: Props, message: string) {
+  constructor(readonly id: string, readonly properties: Properties, message: string) {
     super(message);
     this.reasons = [message];
   }
 }
 
-export function changed(olds: Props, news: Props, keys: readonly string[]): string[] {
+export function changed(olds: Properties, news: Properties, keys: readonly string[]): string[] {
   return keys.filter((k) => canonical(olds[k] ?? null) !== canonical(news[k] ?? null));
 }
 

@@ -3,17 +3,19 @@
 // dry run. diff compares what the check does (id, Job content, retry interval, labels and annotations), so another
 // spelling of the same check (a YAML string or an object, a file with the same Job, "1m" or "60s", an omitted
 // default) previews as no change. There is nothing to delete: runner Jobs exist only while a TalosUpgrade gate runs.
-import { errorText, hasUnknown, Props, withTimeout } from "./common";
+import { errorText, hasUnknown, urnOf, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
-import { checkHealthcheck, checkKey, healthcheckOutputs, healthcheckState, specOf, type HealthcheckState } from "../resources/healthcheck";
+import {
+  checkHealthcheck, checkKey, healthcheckOutputs, healthcheckState, specOf, type HealthcheckOutputs, type HealthcheckState,
+} from "../resources/healthcheck";
 
 const DRY_RUN_TIMEOUT_MS = 30_000;
 
-async function dryRun(p: Props, outs: Props): Promise<void> {
+async function dryRun(p: Properties, outs: HealthcheckOutputs): Promise<void> {
   if (typeof p.kubeconfig !== "string" || p.kubeconfig === "") return;
-  const kube = (require("../kube") as typeof import("../kube")).createKubeApi(p.kubeconfig, { log: (l) => warn(p.resourceUrn, l) });
+  const kube = (require("../kube") as typeof import("../kube")).createKubeApi(p.kubeconfig, { log: (l) => warn(urnOf(p), l) });
   try {
     await withTimeout(DRY_RUN_TIMEOUT_MS, "the Kubernetes API", () =>
       kube.dryRunJob({ jobName: outs.jobName, namespace: outs.namespace, job: outs.composedJob }));
@@ -24,7 +26,9 @@ async function dryRun(p: Props, outs: Props): Promise<void> {
   }
 }
 
-export const healthcheckHandler: KindHandler = {
+/** Its Spec is its outputs: the inputs with the composed runner Job. */
+export const healthcheckHandler: KindHandler<HealthcheckOutputs, HealthcheckOutputs> = {
+  parse: (inputs) => healthcheckOutputs(inputs),
   async check(_olds, news) {
     const failures = checkHealthcheck(news);
     return failures.length ? { failures } : { inputs: news };
@@ -42,16 +46,14 @@ export const healthcheckHandler: KindHandler = {
     const changes = checkKey(old.data) !== checkKey(next) || (old.data.kubeconfig ?? "") !== (next.kubeconfig ?? "");
     return { changes, replaces: [] };
   },
-  async create(inputs) {
-    const outs = healthcheckOutputs(inputs);
+  async create(outs, inputs) {
     await dryRun(inputs, outs);
     return { id: outs.checkId, outs };
   },
   async read(id, props) {
     return { id, props };
   },
-  async update(_id, _olds, news) {
-    const outs = healthcheckOutputs(news);
+  async update(_id, outs, _olds, news) {
     await dryRun(news, outs);
     return { outs };
   },

@@ -5,11 +5,10 @@
 import "../nodeSupport";
 import type * as pulumi from "@pulumi/pulumi";
 import { tracked } from "./engine";
-import { kindHandlers, KindHandler } from "./registry";
+import type { Properties as Props } from "./common";
+import { kindHandlers, KindMethods } from "./registry";
 
-type Props = Record<string, any>;
-
-function handlerFor(...bags: (Props | undefined)[]): KindHandler {
+function handlerFor(...bags: (Props | undefined)[]): KindMethods {
   const kind = bags.map((b) => b?.kind).find((k) => typeof k === "string") as string | undefined;
   const h = kind && Object.hasOwn(kindHandlers, kind) ? kindHandlers[kind] : undefined;
   if (!h) {

@@ -11,10 +11,10 @@ import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "../resources/cluster";
 import { RolloutError, runRollout } from "../rollout/run";
-import { outputStatus, type UpgradeStatus } from "../rollout/status";
+import { outputStatus, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
-import { errorText, hasUnknown, PartialFailure, progress, Props, withTimeout } from "./common";
+import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
 import { engineCancellation } from "./engine";
 import { mapLimit } from "../mapLimit";
@@ -43,10 +43,19 @@ function kubeApi(kubeconfig: string, urn?: string, run?: { cluster: string; hold
  * resource wrote it (check has no state); one that claims another version and was written by someone else is named in
  * a warning, then ignored.
  */
+/** The status this resource stored (any release's: read as far as it goes). */
+function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
+  const s = state?.status;
+  return s && typeof s === "object" ? (s as Partial<OutputStatus>) : undefined;
+}
+
+/** The outputs: the inputs as given, the plan check put in them, and the status. */
+type TalosUpgradeOutputs = Properties & { status: Partial<OutputStatus> | undefined };
+
 function trustedLastVersion(
-  spec: TalosUpgradeSpec, id: string, previous: Props | undefined, mirrored: MirroredStatus | undefined, use: "run" | "display",
+  spec: TalosUpgradeSpec, id: string, previous: Properties | undefined, mirrored: MirroredStatus | undefined, use: "run" | "display",
 ): string | undefined {
-  const own: string | undefined = previous?.status?.lastUpgradeVersion || undefined;
+  const own: string | undefined = storedStatus(previous)?.lastUpgradeVersion || undefined;
   const claimed = (mirrored?.status as Partial<UpgradeStatus> | undefined)?.lastUpgradeVersion;
   if (typeof claimed !== "string" || claimed === "" || sameVersion(claimed, own ?? "")) return own;
   if (mirrored!.writtenBy !== holderOf(spec, id)) {
@@ -61,7 +70,10 @@ function talosApi(talosconfig: string) {
 }
 
 
-async function previewPlan(news: Props, olds: Props): Promise<string[]> {
+/** Ids as the SDK derives them from the gates' inputs (known at preview), when given. */
+const plannedIds = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
+
+async function previewPlan(news: Properties, olds: Properties): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
   if (hasUnknown(PLAN_INPUTS.map((k) => news[k]))) {
     return [msg.planUnknownInputs];
@@ -75,8 +87,8 @@ async function previewPlan(news: Props, olds: Props): Promise<string[]> {
       const plan = planRollout({
         machines, targetVersion: spec.version, strategy: spec.strategy,
         healthchecks: [
-          ...(news.healthcheckIds ?? spec.healthchecks.map((h) => h.id)),
-          ...(news.conditionIds ?? spec.gates.conditions.map((c) => c.id)),
+          ...(plannedIds(news.healthcheckIds) ?? spec.healthchecks.map((h) => h.id)),
+          ...(plannedIds(news.conditionIds) ?? spec.gates.conditions.map((c) => c.id)),
         ],
         lastUpgradeVersion: trustedLastVersion(spec, spec.clusterName, olds, mirrored, "display"),
       });
@@ -140,7 +152,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
  * when this process gets SIGINT/SIGTERM (a terminal's Ctrl-C reaches the whole process group), or when someone asks
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
-async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previous?: Props): Promise<Props> {
+async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, previous?: Properties): Promise<TalosUpgradeOutputs> {
   const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
@@ -206,12 +218,12 @@ function holderOf(spec: TalosUpgradeSpec, id: string): string {
 }
 
 /** The status recomputed from the live cluster (drift shows in `pulumi refresh`). */
-function liveStatus(props: Props, machines: Machine[]): Props {
-  const prev: Props = props.status ?? {};
-  const version = normalizeVersion(props.version) ?? props.version;
+function liveStatus(props: Properties, machines: Machine[]): Partial<OutputStatus> {
+  const prev = storedStatus(props) ?? {};
+  const version = normalizeVersion(String(props.version)) ?? String(props.version);
   const off = machines.filter((m) => !sameVersion(m.talosVersion, version));
-  const byName = new Map<string, Props>((prev.machines ?? []).map((m: Props) => [m.name, m]));
-  const rows = machines.map((m) => ({
+  const byName = new Map<string, OutputMachine>((prev.machines ?? []).map((m) => [m.name, m]));
+  const rows = machines.map((m): OutputMachine => ({
     ...(byName.get(m.name) ?? { from: "", started: "", finished: "", durationMs: 0 }),
     name: m.name, role: m.role, to: version,
     state: sameVersion(m.talosVersion, version) ? "done" : "pending",
@@ -221,7 +233,7 @@ function liveStatus(props: Props, machines: Machine[]): Props {
   }
   return {
     ...prev,
-    phase: prev.phase === "Failed" ? "Failed" : "Upgrading",
+    phase: prev.phase === "Failed" ? "Failed" as const : "Upgrading" as const,
     status: statusUpdating(currentMachineNumber(machines.length, off.length), machines.length, off.length),
     step: prev.phase === "Failed" ? prev.step : STEP_NO_MACHINES_UPGRADING,
     currentUpgradeVersion: version,
@@ -230,7 +242,7 @@ function liveStatus(props: Props, machines: Machine[]): Props {
 }
 
 /** Old and new specs, or undefined when either cannot be read (then the diff cannot vouch for "no change"). */
-function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUpgradeSpec } | undefined {
+function specs(olds: Properties, news: Properties): { old: TalosUpgradeSpec; next: TalosUpgradeSpec } | undefined {
   try {
     return { old: parseTalosUpgrade(olds), next: parseTalosUpgrade(news) };
   } catch {
@@ -238,7 +250,8 @@ function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUp
   }
 }
 
-export const talosUpgradeHandler: KindHandler = {
+export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutputs> = {
+  parse: (inputs) => parseTalosUpgrade(inputs),
   async check(olds, news) {
     const failures = checkTalosUpgrade(news);
     if (failures.length) return { failures };
@@ -250,12 +263,11 @@ export const talosUpgradeHandler: KindHandler = {
     if (!s) return { changes: true };
     const replaces = s.old.clusterName !== s.next.clusterName ? ["clusterName"] : [];
     // Not converged (a failed, cancelled or drifted run): the next `pulumi up` resumes it.
-    const resume = olds.status?.phase !== "Done";
+    const resume = storedStatus(olds)?.phase !== "Done";
     const changes = resume || rolloutKey(s.old) !== rolloutKey(s.next) || credentialsChanged(s.old, s.next);
     return { changes, replaces };
   },
-  async create(inputs) {
-    const spec = parseTalosUpgrade(inputs);
+  async create(spec, inputs) {
     return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec) };
   },
   async read(id, props) {
@@ -271,13 +283,12 @@ export const talosUpgradeHandler: KindHandler = {
       await kube.close().catch(() => undefined);
     }
   },
-  async update(id, olds, news) {
-    const spec = parseTalosUpgrade(news);
+  async update(id, spec, olds, news) {
     const old = specs(olds, news)?.old;
-    if (old && olds.status?.phase === "Done" && rolloutKey(old) === rolloutKey(spec)) {
+    if (old && storedStatus(olds)?.phase === "Done" && rolloutKey(old) === rolloutKey(spec)) {
       // A credentials rotation (Talos client certificates expire yearly): store them, touch nothing.
       progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.credentialsUpdated}`);
-      return { outs: { ...news, status: olds.status } };
+      return { outs: { ...news, status: storedStatus(olds) } };
     }
     return { outs: await rollout(id, news, spec, olds) };
   },
@@ -294,7 +305,7 @@ export const talosUpgradeHandler: KindHandler = {
       for (const m of mine) {
         if (await kube.uncordon(m.name, owner)) progress(msg.deleteUncordoned(spec.clusterName, m.name));
       }
-      progress(msg.deleteKeepsNodes(spec.clusterName, props.status?.lastUpgradeVersion ?? ""));
+      progress(msg.deleteKeepsNodes(spec.clusterName, storedStatus(props)?.lastUpgradeVersion ?? ""));
     } catch (err) {
       warn(spec.urn, msg.deleteUnreachable("TalosUpgrade", spec.clusterName, errorText(err)));
     } finally {

@@ -40,8 +40,15 @@ export function checkCondition(news: Record<string, unknown>): CheckFailure[] {
   return checkFailures(withAcrossFields(fields, compiled), news);
 }
 
+export interface ConditionOutputs extends Record<string, unknown> {
+  /** `cluster-<cluster>-<name>`: how the upgrade's status names the condition. */
+  conditionId: string;
+  /** The target in words, e.g. `ceph.rook.io/v1 CephCluster rook-ceph/rook-ceph`. */
+  description: string;
+}
+
 /** The inputs with the derived id and the target in words: the resource's outputs (throws naming each failure). */
-export function conditionOutputs(p: Record<string, unknown>) {
+export function conditionOutputs(p: Record<string, unknown>): ConditionOutputs {
   const c = compileCondition(specOf(p));
   if (!c.compiled) throw new Error(c.failures.map((f) => msg.fieldFailure(f.field, f.message)).join("; "));
   return { ...p, conditionId: runnerId(String(p.clusterName), String(p.name)), description: describeTarget(c.compiled.spec.target) };

@@ -50,7 +50,7 @@ export function checkHealthcheck(news: Record<string, unknown>, files: FileReade
 }
 
 /** The inputs with the composed check added: the resource's outputs (throws naming each failure). */
-export function healthcheckOutputs(p: Record<string, unknown>, files: FileReader = programFiles()) {
+export function healthcheckOutputs(p: Record<string, unknown>, files: FileReader = programFiles()): HealthcheckOutputs {
   const r = composeInputs(p, files);
   if (!r.ok) throw new Error(r.failures.map((f) => `${f.path.split(/[.[]/)[0] || "job"}: ${f.message}`).join("; "));
   const c = r.composed;
@@ -59,6 +59,16 @@ export function healthcheckOutputs(p: Record<string, unknown>, files: FileReader
     checkId: c.id, jobName: c.jobName, namespace: c.namespace, configHash: c.configHash,
     interval: formatDuration(c.intervalMs), composedJob: c.job,
   };
+}
+
+export interface HealthcheckOutputs extends Record<string, unknown> {
+  checkId: string;
+  jobName: string;
+  namespace: string;
+  configHash: string;
+  /** The retry interval, normalized (Go duration). */
+  interval: string;
+  composedJob: Record<string, unknown>;
 }
 
 /** The outputs a Healthcheck adds to its inputs (state of every release since 0.1.0 has them). */
