@@ -245,14 +245,12 @@ export function withMachineOverrides<K extends KubeApi>(kube: K, overrides: read
   const byName = new Map(overrides.map((o) => [o.name, o]));
   return Object.assign(Object.create(kube), {
     listMachines: async () => selectMachines(await kube.listMachines(), overrides),
-    ...(kube.watchMachines ? {
-      watchMachines: () => {
-        const all = kube.watchMachines!();
-        return Object.assign(Object.create(all), { machines: async () => selectMachines(await all.machines(), overrides) });
-      },
-    } : {}),
+    watchMachines: () => {
+      const all = kube.watchMachines();
+      return Object.assign(Object.create(all), { machines: async () => selectMachines(await all.machines(), overrides) });
+    },
     readMachine: async (name: string) => {
-      if (!byName.has(name) || !kube.readMachine) return undefined;
+      if (!byName.has(name)) return undefined;
       const m = await kube.readMachine(name);
       return m && overridden(m, byName.get(name)!);
     },

@@ -34,10 +34,6 @@ export class ConditionWatch {
   constructor(kube: KubeApi, readonly gates: readonly ConditionGate[], opts: { budgetMs?: number } = {}) {
     for (const g of gates) {
       this.verdicts.set(g.id, { state: "held", cause: "error", reason: msg.CONDITION_WAITING_FOR_OBJECTS });
-      if (!kube.watchObjects) {
-        this.set(g.id, { state: "held", cause: "error", reason: msg.CONDITION_PORT_CANNOT_WATCH });
-        continue;
-      }
       const w = kube.watchObjects(selectionOf(g.compiled));
       this.watches.push(w);
       const sandbox = new ConditionSandbox(g.compiled, opts.budgetMs);

@@ -42,7 +42,7 @@ export class RunContext {
     this.status = status;
     this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
     this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
-    this.nodes = kube.watchMachines?.();
+    this.nodes = kube.watchMachines();
   }
 
   now(): number {
@@ -92,8 +92,7 @@ export class RunContext {
   /** One machine by name (from the watch, else by reading one Node when the port can). */
   async machine(name: string): Promise<Machine | undefined> {
     if (this.nodes && !this.nodes.failed) return (await this.machines()).find((m) => m.name === name);
-    if (this.kube.readMachine) return this.kube.readMachine(name);
-    return (await this.machines()).find((m) => m.name === name);
+    return this.kube.readMachine(name);
   }
 
   /** Marks the machines as read now: `machinesChanged` waits for the next change after this. */

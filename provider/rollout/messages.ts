@@ -361,7 +361,6 @@ export function reasonNodeWrongVersion(node: string, actual: string | undefined,
 
 /** A condition whose watch has not delivered a state yet. */
 export const CONDITION_WAITING_FOR_OBJECTS = "waiting for the objects (watch starting)";
-export const CONDITION_PORT_CANNOT_WATCH = "this Kubernetes port cannot watch objects; condition gates need provider/kube";
 
 export function stepSoaking(until: string, reason?: string): string {
   return reason ? `soaking: restarted, waiting for the conditions to hold: ${truncateReason(singleLine(reason))}`
