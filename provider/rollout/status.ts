@@ -119,16 +119,10 @@ export interface OutputCheck {
  * The status a TalosUpgrade outputs into Pulumi state, in Omni's words (like `omnictl get talosupgradestatus`); the
  * bounded event history stays in the cluster's status ConfigMap. The SDK's `TalosUpgradeStatus` is checked against it.
  */
-export interface OutputStatus {
-  phase: Phase;
-  status: string;
-  step: string;
-  error: string;
-  lastUpgradeVersion: string;
-  currentUpgradeVersion: string;
+export type OutputStatus = Pick<UpgradeStatus, "phase" | "status" | "step" | "error" | "lastUpgradeVersion" | "currentUpgradeVersion"> & {
   machines: OutputMachine[];
   healthchecks: OutputCheck[];
-}
+};
 
 export function outputStatus(s: UpgradeStatus): OutputStatus {
   return {
