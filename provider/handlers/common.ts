@@ -1,6 +1,7 @@
 // Helpers shared by the resource handlers: Pulumi's unknown sentinel, partial-failure errors, bounded cluster calls.
 import type * as pulumi from "@pulumi/pulumi";
 import { canonical } from "../resources/model";
+import * as msg from "./messages";
 
 /** Properties as Pulumi passes them: inputs (check, diff, create, update) or state (read, delete, a diff's olds). */
 export type Properties = Record<string, unknown>;
@@ -38,7 +39,7 @@ export async function withTimeout<T>(ms: number, what: string, fn: () => Promise
     return await Promise.race([
       fn(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000}s`)), ms);
+        timer = setTimeout(() => reject(new Error(msg.noAnswer(what, ms))), ms);
       }),
     ]);
   } finally {

@@ -1,6 +1,10 @@
 // Every user-visible message of the Pulumi layer (errors, progress lines of the handlers); check failures are the
 // models' (provider/resources/messages.ts), re-exported so a handler names each message from one module.
 export * from "../resources/messages";
+export const noAnswer = (what: string, ms: number) => `${what} did not answer within ${ms / 1000}s`;
+export const unknownKind = (kind: string | undefined) =>
+  `talos-gate: unknown resource kind ${JSON.stringify(kind)}; the installed talos-gate package ` +
+  "is older than the one that wrote this state: upgrade the talos-gate package";
 export const mirrorIgnored = (cluster: string, version: string, writer: string) =>
   `cluster ${cluster}: the status ConfigMap kube-system/talos-gate-status-${cluster} says the cluster last converged to ` +
   `${version}, but it was written by ${writer ? `"${writer}"` : "someone else"}, not this resource; ignored (only this ` +
