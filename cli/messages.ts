@@ -47,6 +47,17 @@ flight finishes; the next \`pulumi up\` resumes where it stopped.
   --timeout D      longest wait for the rollout to stop, a Go duration (default 30m: a node in flight finishes first)`;
 
 export const cliMsg = {
+  // --- talos-gate sim
+  simAlreadyRunning: (dir: string, pid: number, startedAt: string) =>
+    `a simulated cluster is already running in ${dir} (pid ${pid}, started ` +
+    `${startedAt}); use it, or stop it first with 'talos-gate sim down --dir ${dir}'`,
+  simFailedToStart: (exit: number | string | null, log: string, lines: string) =>
+    `talos-gate sim: the simulated cluster failed to start (exit ${exit}); last lines of ${log}:\n${lines}\n`,
+  simNotUp: (log: string, lines: string) => `talos-gate sim: not up after 180s; last lines of ${log}:\n${lines}\n`,
+  simNothingToStop: (dir: string) => `talos-gate sim: no simulated cluster is running in ${dir}; nothing to stop\n`,
+  simStopped: (dir: string, pid: number) => `simulated cluster in ${dir} stopped (pid ${pid}); its data is removed\n`,
+  simKilled: (dir: string, pid: number) => `simulated cluster in ${dir} did not stop in 60s and was killed (pid ${pid})\n`,
+  simStatusHeader: (dir: string, pid: number, startedAt: string) => `simulated cluster in ${dir} (pid ${pid}, up since ${startedAt})\n`,
   demoNeedsClone: () =>
     "the demo runs from a clone of the talos-gate repository (`npm ci && npm run demo` there); in your own project, " +
     "rehearse with `npx talos-gate sim up` and `pulumi up` (README: Install in your project)",

@@ -41,8 +41,7 @@ async function up(argv: string[]): Promise<number> {
   const opts = parseSimArgs(argv);
   const running = readRunning(opts.dir);
   if (running) {
-    throw new SimUsageError(`a simulated cluster is already running in ${opts.dir} (pid ${running.pid}, started ` +
-      `${running.startedAt}); use it, or stop it first with 'talos-gate sim down --dir ${opts.dir}'`);
+    throw new SimUsageError(cliMsg.simAlreadyRunning(opts.dir, running.pid, running.startedAt));
   }
   // Missing tools are named here, with the command that gets them, not in the background process's log.
   requireKubeTools();
@@ -81,13 +80,13 @@ async function up(argv: string[]): Promise<number> {
       return 0;
     }
     if (exited !== null) {
-      process.stderr.write(`talos-gate sim: the simulated cluster failed to start (exit ${exited}); last lines of ${log}:\n${tail(log)}\n`);
+      process.stderr.write(cliMsg.simFailedToStart(exited, log, tail(log)));
       return 1;
     }
     await new Promise((r) => setTimeout(r, 200));
   }
   child.kill("SIGTERM");
-  process.stderr.write(`talos-gate sim: not up after 180s; last lines of ${log}:\n${tail(log)}\n`);
+  process.stderr.write(cliMsg.simNotUp(log, tail(log)));
   return 1;
 }
 
@@ -95,7 +94,7 @@ async function down(argv: string[]): Promise<number> {
   const dir = dirOnly(argv);
   const state = readRunning(dir);
   if (!state) {
-    process.stderr.write(`talos-gate sim: no simulated cluster is running in ${dir}; nothing to stop\n`);
+    process.stderr.write(cliMsg.simNothingToStop(dir));
     return 1;
   }
   process.kill(state.pid, "SIGTERM");
@@ -105,14 +104,14 @@ async function down(argv: string[]): Promise<number> {
       process.kill(state.pid, 0);
     } catch {
       fs.rmSync(stateFile(dir), { force: true });
-      process.stdout.write(`simulated cluster in ${dir} stopped (pid ${state.pid}); its data is removed\n`);
+      process.stdout.write(cliMsg.simStopped(dir, state.pid));
       return 0;
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   process.kill(state.pid, "SIGKILL");
   fs.rmSync(stateFile(dir), { force: true });
-  process.stdout.write(`simulated cluster in ${dir} did not stop in 60s and was killed (pid ${state.pid})\n`);
+  process.stdout.write(cliMsg.simKilled(dir, state.pid));
   return 0;
 }
 
@@ -120,7 +119,7 @@ async function status(argv: string[]): Promise<number> {
   const dir = dirOnly(argv);
   const state = readRunning(dir);
   if (!state) {
-    process.stderr.write(`talos-gate sim: no simulated cluster is running in ${dir}; start one with 'talos-gate sim up'\n`);
+    process.stderr.write(`talos-gate sim: ${cliMsg.simNotRunning(dir)}\n`);
     return 1;
   }
   const { createKubeApi } = require("../provider/kube") as typeof import("../provider/kube");
@@ -130,7 +129,7 @@ async function status(argv: string[]): Promise<number> {
   const rows = [["NODE", "ROLE", "TALOS", "READY", "CORDONED", "FAULTS", "ADDRESS"],
     ...machines.map((m) => [m.name, m.role, m.talosVersion ?? "unknown", m.ready ? "yes" : "no", m.cordoned ? "yes" : "no", faultCell(m.name), m.address])];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  process.stdout.write(`simulated cluster in ${dir} (pid ${state.pid}, up since ${state.startedAt})\n` +
+  process.stdout.write(cliMsg.simStatusHeader(dir, state.pid, state.startedAt) +
     rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n" +
     (typeof faults === "string" ? cliMsg.simFaultsUnknown(faults) + "\n" : ""));
   return 0;

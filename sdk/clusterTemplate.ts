@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { fileReader } from "../provider/resources/model";
 import { loadTemplate } from "../provider/template";
 import { Cluster } from "./cluster";
 import { Healthcheck } from "./healthcheck";
@@ -44,8 +45,7 @@ export class ClusterTemplate extends pulumi.ComponentResource {
     const file = path.resolve(args.file);
     const baseDir = path.dirname(file);
     const tpl = loadTemplate(fs.readFileSync(file), {
-      baseDir, allowedRoot: args.allowedDir ? path.resolve(args.allowedDir) : baseDir,
-      readFile: (f) => fs.readFileSync(f), realPath: (f) => fs.realpathSync(f),
+      ...fileReader(baseDir), allowedRoot: args.allowedDir ? path.resolve(args.allowedDir) : baseDir,
     });
     this.clusterName = tpl.cluster.name;
     this.talosVersion = tpl.cluster.talosVersion.startsWith("v") ? tpl.cluster.talosVersion : `v${tpl.cluster.talosVersion}`;

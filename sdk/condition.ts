@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
+import { runnerId } from "../provider/template/ids";
 import { Cluster } from "./cluster";
 import { resourceUrn } from "./urn";
 
@@ -91,7 +92,7 @@ export class Condition extends pulumi.dynamic.Resource {
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Condition");
     const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
-    this.plannedId = pulumi.all([clusterName, args.name]).apply(([c, n]) => `cluster-${c}-${n}`);
+    this.plannedId = pulumi.all([clusterName, args.name]).apply(([c, n]) => runnerId(String(c), String(n)));
     this.gateCondition = pulumi.all([this.plannedId, args.target, args.expression, args.message, args.allowEmpty])
       .apply(([id, target, expression, message, allowEmpty]) => ({
         id, target, expression,

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT } from "../provider/resources/defaults";
 import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
@@ -109,7 +110,10 @@ export interface TalosUpgradeHealthcheckStatus {
   lastRun?: string;
 }
 
-/** The upgrade status, in Omni's words (like `omnictl get talosupgradestatus`). */
+/**
+ * The upgrade status, in Omni's words (like `omnictl get talosupgradestatus`). Built by the provider's
+ * rollout/status.ts `outputStatus`; tests/unit/sdk/model-types.test.ts keeps the two from drifting apart.
+ */
 export interface TalosUpgradeStatus {
   phase: "Upgrading" | "Done" | "Reverting" | "Failed";
   status: string;
@@ -162,8 +166,8 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       imageFactoryHost: args.imageFactoryHost,
       healthchecks: checks,
       strategy: args.strategy,
-      holdTimeout: args.holdTimeout ?? "60m",
-      nodeTimeout: args.nodeTimeout ?? "15m",
+      holdTimeout: args.holdTimeout ?? DEFAULT_HOLD_TIMEOUT,
+      nodeTimeout: args.nodeTimeout ?? DEFAULT_NODE_TIMEOUT,
       conditions,
       conditionIds: pulumi.all((args.conditions ?? []).map((c) => c.plannedId)),
       soakTime: args.soakTime,

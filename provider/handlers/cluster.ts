@@ -2,9 +2,10 @@
 // (server-side apply); read refreshes machines and versions; delete removes runner Jobs and `full`-mode manifests and
 // never touches nodes.
 import type { Manifest } from "../rollout/ports";
-import { CheckFailure, errorText, hasUnknown, Props, progress, withTimeout } from "./common";
-import { checkClusterName, checkKubeconfig, checkMachines, checkManifests, checkTalosconfig } from "./inputs";
-import { ClusterSpec, clusterKey, ManifestEntry, parseCluster, selectMachines, toPortManifests } from "./clusterSpec";
+import { errorText, hasUnknown, progress, withTimeout, type Properties } from "./common";
+import {
+  checkCluster, CLUSTER_INPUT_KEYS, ClusterSpec, clusterKey, ManifestEntry, parseCluster, selectMachines, toPortManifests,
+} from "../resources/cluster";
 import { warn } from "./diagnostics";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
@@ -18,7 +19,8 @@ function kubeApi(kubeconfig: string, urn?: string, cluster?: string) {
   });
 }
 
-async function observe(spec: ClusterSpec): Promise<Props> {
+/** What the Cluster outputs beyond its inputs: the machines and the API server's version, as observed. */
+async function observe(spec: ClusterSpec): Promise<Properties> {
   const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
   try {
     const [live, version] = await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", () => Promise.all([
@@ -54,18 +56,14 @@ async function apply(spec: ClusterSpec, previous: readonly ManifestEntry[] = [])
   }
 }
 
-export const clusterHandler: KindHandler = {
+export const clusterHandler: KindHandler<ClusterSpec> = {
+  parse: parseCluster,
   async check(_olds, news) {
-    const failures: CheckFailure[] = [];
-    checkClusterName("clusterName", news.clusterName, failures);
-    checkKubeconfig(news.kubeconfig, failures);
-    checkTalosconfig(news.talosconfig, failures);
-    checkMachines(news.machineSpec, failures);
-    checkManifests(news.manifests, failures);
+    const failures = checkCluster(news);
     return failures.length ? { failures } : { inputs: news };
   },
   async diff(_id, olds, news) {
-    if (hasUnknown([news.clusterName, news.kubeconfig, news.talosconfig, news.machineSpec, news.manifests])) return { changes: true };
+    if (hasUnknown(CLUSTER_INPUT_KEYS.filter((k) => k !== "resourceUrn").map((k) => news[k]))) return { changes: true };
     const replaces = olds.clusterName !== news.clusterName ? ["clusterName"] : [];
     try {
       return { changes: clusterKey(parseCluster(olds)) !== clusterKey(parseCluster(news)), replaces };
@@ -73,8 +71,7 @@ export const clusterHandler: KindHandler = {
       return { changes: true, replaces }; // state this release cannot read: the update rewrites it
     }
   },
-  async create(inputs) {
-    const spec = parseCluster(inputs);
+  async create(spec, inputs) {
     await apply(spec);
     return { id: spec.clusterName, outs: { ...inputs, ...(await observe(spec)) } };
   },
@@ -87,8 +84,7 @@ export const clusterHandler: KindHandler = {
       return { id, props };
     }
   },
-  async update(_id, olds, news) {
-    const spec = parseCluster(news);
+  async update(_id, spec, olds, news) {
     await apply(spec, parseCluster(olds).manifests);
     return { outs: { ...news, ...(await observe(spec)) } };
   },

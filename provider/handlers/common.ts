@@ -1,17 +1,16 @@
 // Helpers shared by the resource handlers: Pulumi's unknown sentinel, partial-failure errors, bounded cluster calls.
 import type * as pulumi from "@pulumi/pulumi";
+import { canonical } from "../resources/model";
+import * as msg from "./messages";
 
-export type Props = Record<string, any>;
+/** Properties as Pulumi passes them: inputs (check, diff, create, update) or state (read, delete, a diff's olds). */
+export type Properties = Record<string, unknown>;
 
-/** The value `check` and `diff` see for inputs not known during preview (pulumi.runtime.unknownValue). */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+export { canonical, hasUnknown, UNKNOWN } from "../resources/model";
 
-/** True if the value, or anything inside it, is not known yet (preview of a value computed by another resource). */
-export function hasUnknown(v: unknown): boolean {
-  if (v === UNKNOWN) return true;
-  if (Array.isArray(v)) return v.some(hasUnknown);
-  if (v && typeof v === "object") return Object.values(v).some(hasUnknown);
-  return false;
+/** The resource's URN from its properties, when the SDK set it (diagnostics land on its row). */
+export function urnOf(p: Properties): string | undefined {
+  return typeof p.resourceUrn === "string" ? p.resourceUrn : undefined;
 }
 
 export type CheckFailure = pulumi.dynamic.CheckFailure;
@@ -23,21 +22,13 @@ export type CheckFailure = pulumi.dynamic.CheckFailure;
  */
 export class PartialFailure extends Error {
   readonly reasons: string[];
-  constructor(readonly id: string, readonly properties: Props, message: string) {
+  constructor(readonly id: string, readonly properties: Properties, message: string) {
     super(message);
     this.reasons = [message];
   }
 }
 
-/** Stable JSON for comparing inputs (object keys sorted). */
-export function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.keys(val).sort().map((k) => [k, val[k]]))
-      : val);
-}
-
-export function changed(olds: Props, news: Props, keys: readonly string[]): string[] {
+export function changed(olds: Properties, news: Properties, keys: readonly string[]): string[] {
   return keys.filter((k) => canonical(olds[k] ?? null) !== canonical(news[k] ?? null));
 }
 
@@ -48,7 +39,7 @@ export async function withTimeout<T>(ms: number, what: string, fn: () => Promise
     return await Promise.race([
       fn(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000}s`)), ms);
+        timer = setTimeout(() => reject(new Error(msg.noAnswer(what, ms))), ms);
       }),
     ]);
   } finally {
@@ -61,6 +52,4 @@ export function progress(line: string): void {
   process.stdout.write(line + "\n");
 }
 
-export function errorText(err: unknown): string {
-  return (err as Error)?.message ?? String(err);
-}
+export { errorText } from "../errorText";

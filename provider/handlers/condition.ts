@@ -3,48 +3,16 @@
 // nothing in the cluster to create (a TalosUpgrade watches the objects while its gate runs), but create/update ask the
 // API server, when reachable, whether the kind is served and scoped as the target says. Outputs are the inputs as
 // given plus the derived id, so a preview with unchanged inputs shows no change.
-import { compileCondition, describeTarget } from "../conditions";
-import { CheckFailure, changed, errorText, hasUnknown, Props, UNKNOWN, withTimeout } from "./common";
+import { changed, errorText, hasUnknown, urnOf, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
+import { checkCondition, conditionOutputs, INPUT_KEYS, type ConditionOutputs } from "../resources/condition";
 
-const SPEC = ["clusterName", "name", "target", "expression", "message", "allowEmpty"] as const;
-const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DISCOVERY_TIMEOUT_MS = 15_000;
 
-/** The id the TalosUpgrade's status names the condition by (Omni's healthcheck id form). */
-export function conditionId(cluster: string, name: string): string {
-  return `cluster-${cluster}-${name}`;
-}
-
-function specOf(p: Props): Props {
-  const out: Props = {};
-  for (const k of ["target", "expression", "message", "allowEmpty"]) if (p[k] !== undefined && p[k] !== null) out[k] = p[k];
-  return out;
-}
-
-function validate(p: Props): CheckFailure[] {
-  const failures: CheckFailure[] = [];
-  if (p.name !== UNKNOWN && (typeof p.name !== "string" || !NAME.test(p.name))) {
-    failures.push({ property: "name", reason: msg.conditionNameInvalid(p.name) });
-  }
-  if (!hasUnknown(specOf(p))) {
-    for (const f of compileCondition(specOf(p)).failures) {
-      failures.push({ property: f.field.split(/[.[]/)[0] || "target", reason: msg.fieldFailure(f.field, f.message) });
-    }
-  }
-  return failures;
-}
-
-function outputs(p: Props): Props {
-  const c = compileCondition(specOf(p));
-  if (!c.compiled) throw new Error(c.failures.map((f) => msg.fieldFailure(f.field, f.message)).join("; "));
-  return { ...p, conditionId: conditionId(String(p.clusterName), String(p.name)), description: describeTarget(c.compiled.spec.target) };
-}
-
 /** With a reachable cluster: a kind not served is a warning (its CRD may come later), a wrong scope an error. */
-async function checkKind(p: Props, outs: Props): Promise<void> {
+async function checkKind(p: Properties, outs: ConditionOutputs): Promise<void> {
   if (typeof p.kubeconfig !== "string" || p.kubeconfig === "") return;
   const { KubeClients } = require("../kube/client") as typeof import("../kube/client");
   const c = new KubeClients(p.kubeconfig);
@@ -54,12 +22,12 @@ async function checkKind(p: Props, outs: Props): Promise<void> {
   try {
     served = await withTimeout(DISCOVERY_TIMEOUT_MS, "the Kubernetes API", () => c.objects.served(t.apiVersion, t.kind));
   } catch (err) {
-    warn(p.resourceUrn, msg.conditionKindWarning(outs.conditionId, errorText(err))); // unreachable now: the gate tells later
+    warn(urnOf(p), msg.conditionKindWarning(outs.conditionId, errorText(err))); // unreachable now: the gate tells later
     return;
   } finally {
     c.close();
   }
-  if (!served) warn(p.resourceUrn, msg.conditionKindWarning(outs.conditionId, kubeMsg.kindNotServed(t.apiVersion, t.kind)));
+  if (!served) warn(urnOf(p), msg.conditionKindWarning(outs.conditionId, kubeMsg.kindNotServed(t.apiVersion, t.kind)));
   else if (served.namespaced && t.name !== undefined && !t.namespace) {
     throw new Error(msg.conditionTargetRejected(outs.conditionId, kubeMsg.kindNeedsNamespace(t.apiVersion, t.kind)));
   } else if (!served.namespaced && t.namespace) {
@@ -67,26 +35,26 @@ async function checkKind(p: Props, outs: Props): Promise<void> {
   }
 }
 
-export const conditionHandler: KindHandler = {
+/** Its Spec is its outputs: the inputs with the derived id. */
+export const conditionHandler: KindHandler<ConditionOutputs, ConditionOutputs> = {
+  parse: (inputs) => conditionOutputs(inputs),
   async check(_olds, news) {
-    const failures = validate(news);
+    const failures = checkCondition(news);
     return failures.length ? { failures } : { inputs: news };
   },
   async diff(_id, olds, news) {
-    if (hasUnknown(SPEC.map((k) => news[k]))) return { changes: true };
-    const keys = changed(olds, news, SPEC);
+    if (hasUnknown(INPUT_KEYS.map((k) => news[k]))) return { changes: true };
+    const keys = changed(olds, news, INPUT_KEYS);
     return { changes: keys.length > 0, replaces: keys.filter((k) => k === "clusterName" || k === "name") };
   },
-  async create(inputs) {
-    const outs = outputs(inputs);
+  async create(outs, inputs) {
     await checkKind(inputs, outs);
     return { id: outs.conditionId, outs };
   },
   async read(id, props) {
     return { id, props };
   },
-  async update(_id, _olds, news) {
-    const outs = outputs(news);
+  async update(_id, outs, _olds, news) {
     await checkKind(news, outs);
     return { outs };
   },

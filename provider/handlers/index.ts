@@ -5,16 +5,15 @@
 import "../nodeSupport";
 import type * as pulumi from "@pulumi/pulumi";
 import { tracked } from "./engine";
-import { kindHandlers, KindHandler } from "./registry";
+import * as msg from "./messages";
+import type { Properties as Props } from "./common";
+import { kindHandlers, KindMethods } from "./registry";
 
-type Props = Record<string, any>;
-
-function handlerFor(...bags: (Props | undefined)[]): KindHandler {
+function handlerFor(...bags: (Props | undefined)[]): KindMethods {
   const kind = bags.map((b) => b?.kind).find((k) => typeof k === "string") as string | undefined;
   const h = kind && Object.hasOwn(kindHandlers, kind) ? kindHandlers[kind] : undefined;
   if (!h) {
-    throw new Error(`talos-gate: unknown resource kind ${JSON.stringify(kind)}; the installed talos-gate package ` +
-      `is older than the one that wrote this state: upgrade the talos-gate package`);
+    throw new Error(msg.unknownKind(kind));
   }
   return h;
 }

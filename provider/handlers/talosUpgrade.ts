@@ -9,27 +9,22 @@ import type { KubeClient, MirroredStatus } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
-import { withMachineOverrides } from "./clusterSpec";
+import { withMachineOverrides } from "../resources/cluster";
 import { RolloutError, runRollout } from "../rollout/run";
-import type { UpgradeStatus } from "../rollout/status";
-import { isValidVersion, normalizeVersion, sameVersion } from "../version";
+import { outputStatus, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
+import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
-import { CheckFailure, errorText, hasUnknown, PartialFailure, progress, Props, UNKNOWN, withTimeout } from "./common";
+import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
 import { engineCancellation } from "./engine";
-import { GATE_KEYS, gatePlanLines, parseGateInputs } from "./gates";
-import { checkClusterName, checkDuration } from "./inputs";
 import { mapLimit } from "../mapLimit";
 import { withBoundedHeap } from "./memory";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 import {
-  composeCheck, credentialsChanged, InvalidCheck, parseTalosUpgrade, rolloutKey, target, TalosUpgradeSpec,
-} from "./talosUpgradeSpec";
+  checkTalosUpgrade, credentialsChanged, GateInputs, parseTalosUpgrade, PLAN_INPUTS, ROLLOUT_INPUTS, rolloutKey, TalosUpgradeSpec,
+} from "../resources/talosUpgrade";
 
-/** Inputs a rollout depends on; while one is unknown (preview of a computed value) the diff must say "changed". */
-const ROLLOUT_INPUTS = ["clusterName", "version", "installerImage", "schematic", "imageFactoryHost", "healthchecks", "strategy", "holdTimeout",
-  "nodeTimeout", "machineNames", "machines", "kubeconfig", "talosconfig", ...GATE_KEYS];
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 /** The port; with `holder`, a rollout's: it stamps the status mirror, and its runner Jobs carry the cluster and owner. */
@@ -48,10 +43,19 @@ function kubeApi(kubeconfig: string, urn?: string, run?: { cluster: string; hold
  * resource wrote it (check has no state); one that claims another version and was written by someone else is named in
  * a warning, then ignored.
  */
+/** The status this resource stored (any release's: read as far as it goes). */
+function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
+  const s = state?.status;
+  return s && typeof s === "object" ? (s as Partial<OutputStatus>) : undefined;
+}
+
+/** The outputs: the inputs as given, the plan check put in them, and the status. */
+type TalosUpgradeOutputs = Properties & { status: Partial<OutputStatus> | undefined };
+
 function trustedLastVersion(
-  spec: TalosUpgradeSpec, id: string, previous: Props | undefined, mirrored: MirroredStatus | undefined, use: "run" | "display",
+  spec: TalosUpgradeSpec, id: string, previous: Properties | undefined, mirrored: MirroredStatus | undefined, use: "run" | "display",
 ): string | undefined {
-  const own: string | undefined = previous?.status?.lastUpgradeVersion || undefined;
+  const own: string | undefined = storedStatus(previous)?.lastUpgradeVersion || undefined;
   const claimed = (mirrored?.status as Partial<UpgradeStatus> | undefined)?.lastUpgradeVersion;
   if (typeof claimed !== "string" || claimed === "" || sameVersion(claimed, own ?? "")) return own;
   if (mirrored!.writtenBy !== holderOf(spec, id)) {
@@ -66,24 +70,12 @@ function talosApi(talosconfig: string) {
 }
 
 
-/** The status as the resource outputs it (the bounded event history stays in the cluster's status ConfigMap). */
-function outputStatus(s: UpgradeStatus): Props {
-  return {
-    phase: s.phase, status: s.status, step: s.step, error: s.error,
-    lastUpgradeVersion: s.lastUpgradeVersion, currentUpgradeVersion: s.currentUpgradeVersion,
-    machines: s.machines.map((m) => ({
-      name: m.name, role: m.role, from: m.from ?? "", to: m.to, state: m.state,
-      started: m.started ?? "", finished: m.finished ?? "", durationMs: m.durationMs ?? 0,
-    })),
-    healthchecks: s.healthchecks.map((h) => ({
-      id: h.id, state: h.state, attempts: h.attempts, lastReason: h.lastReason ?? "", lastRun: h.lastRun ?? "",
-    })),
-  };
-}
+/** Ids as the SDK derives them from the gates' inputs (known at preview), when given. */
+const plannedIds = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
 
-async function previewPlan(news: Props, olds: Props): Promise<string[]> {
+async function previewPlan(news: Properties, olds: Properties): Promise<string[]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
-  if (hasUnknown([news.kubeconfig, news.version, news.installerImage, news.schematic, news.imageFactoryHost, news.healthcheckIds, news.strategy, news.machineNames, news.machines, news.conditionIds, news.maintenanceWindows, news.soakTime, news.hooks])) {
+  if (hasUnknown(PLAN_INPUTS.map((k) => news[k]))) {
     return [msg.planUnknownInputs];
   }
   const spec = parseTalosUpgrade(news);
@@ -95,8 +87,8 @@ async function previewPlan(news: Props, olds: Props): Promise<string[]> {
       const plan = planRollout({
         machines, targetVersion: spec.version, strategy: spec.strategy,
         healthchecks: [
-          ...(news.healthcheckIds ?? spec.healthchecks.map((h) => h.id)),
-          ...(news.conditionIds ?? spec.gates.conditions.map((c) => c.id)),
+          ...(plannedIds(news.healthcheckIds) ?? spec.healthchecks.map((h) => h.id)),
+          ...(plannedIds(news.conditionIds) ?? spec.gates.conditions.map((c) => c.id)),
         ],
         lastUpgradeVersion: trustedLastVersion(spec, spec.clusterName, olds, mirrored, "display"),
       });
@@ -109,6 +101,17 @@ async function previewPlan(news: Props, olds: Props): Promise<string[]> {
   } finally {
     await kube.close().catch(() => undefined);
   }
+}
+
+/** Plan lines for the gates beyond the healthchecks: the maintenance window, soak, hooks, volume detach. */
+function gatePlanLines(g: GateInputs, now: Date): string[] {
+  const lines: string[] = [];
+  const window = g.schedule.planLine(now);
+  if (window) lines.push(window);
+  if (g.soakMs > 0) lines.push(msg.planSoak(g.soakMs));
+  if (g.hooks.beforeNode) lines.push(msg.planHook("beforeNode", g.hooks.beforeNode.base.id));
+  if (g.hooks.afterNode) lines.push(msg.planHook("afterNode", g.hooks.afterNode.base.id));
+  return lines;
 }
 
 /** Each node's installer image: the user's choice, else its own platform and schematic, read from it (Omni's rule). */
@@ -149,7 +152,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
  * when this process gets SIGINT/SIGTERM (a terminal's Ctrl-C reaches the whole process group), or when someone asks
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
-async function rollout(id: string, inputs: Props, spec: TalosUpgradeSpec, previous?: Props): Promise<Props> {
+async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, previous?: Properties): Promise<TalosUpgradeOutputs> {
   const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
@@ -215,12 +218,12 @@ function holderOf(spec: TalosUpgradeSpec, id: string): string {
 }
 
 /** The status recomputed from the live cluster (drift shows in `pulumi refresh`). */
-function liveStatus(props: Props, machines: Machine[]): Props {
-  const prev: Props = props.status ?? {};
-  const version = normalizeVersion(props.version) ?? props.version;
+function liveStatus(props: Properties, machines: Machine[]): Partial<OutputStatus> {
+  const prev = storedStatus(props) ?? {};
+  const version = normalizeVersion(String(props.version)) ?? String(props.version);
   const off = machines.filter((m) => !sameVersion(m.talosVersion, version));
-  const byName = new Map<string, Props>((prev.machines ?? []).map((m: Props) => [m.name, m]));
-  const rows = machines.map((m) => ({
+  const byName = new Map<string, OutputMachine>((prev.machines ?? []).map((m) => [m.name, m]));
+  const rows = machines.map((m): OutputMachine => ({
     ...(byName.get(m.name) ?? { from: "", started: "", finished: "", durationMs: 0 }),
     name: m.name, role: m.role, to: version,
     state: sameVersion(m.talosVersion, version) ? "done" : "pending",
@@ -230,7 +233,7 @@ function liveStatus(props: Props, machines: Machine[]): Props {
   }
   return {
     ...prev,
-    phase: prev.phase === "Failed" ? "Failed" : "Upgrading",
+    phase: prev.phase === "Failed" ? "Failed" as const : "Upgrading" as const,
     status: statusUpdating(currentMachineNumber(machines.length, off.length), machines.length, off.length),
     step: prev.phase === "Failed" ? prev.step : STEP_NO_MACHINES_UPGRADING,
     currentUpgradeVersion: version,
@@ -239,7 +242,7 @@ function liveStatus(props: Props, machines: Machine[]): Props {
 }
 
 /** Old and new specs, or undefined when either cannot be read (then the diff cannot vouch for "no change"). */
-function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUpgradeSpec } | undefined {
+function specs(olds: Properties, news: Properties): { old: TalosUpgradeSpec; next: TalosUpgradeSpec } | undefined {
   try {
     return { old: parseTalosUpgrade(olds), next: parseTalosUpgrade(news) };
   } catch {
@@ -247,53 +250,10 @@ function specs(olds: Props, news: Props): { old: TalosUpgradeSpec; next: TalosUp
   }
 }
 
-export const talosUpgradeHandler: KindHandler = {
+export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutputs> = {
+  parse: (inputs) => parseTalosUpgrade(inputs),
   async check(olds, news) {
-    const failures: CheckFailure[] = [];
-    checkClusterName("clusterName", news.clusterName, failures);
-    if (news.version !== UNKNOWN && (typeof news.version !== "string" || !isValidVersion(news.version))) {
-      failures.push({ property: "version", reason: msg.versionInvalid(news.version) });
-    }
-    if (!hasUnknown([news.version, news.installerImage, news.schematic, news.imageFactoryHost]) && failures.length === 0) {
-      try {
-        target(news as Parameters<typeof target>[0]);
-      } catch (err) {
-        const property = news.installerImage ? "installerImage" : news.imageFactoryHost && /Image Factory host/.test(errorText(err)) ? "imageFactoryHost" : "schematic";
-        failures.push({ property, reason: msg.imageInvalid(errorText(err)) });
-      }
-    }
-    checkDuration("holdTimeout", news.holdTimeout, failures, { ms: 1000, text: "1s" });
-    checkDuration("nodeTimeout", news.nodeTimeout, failures, { ms: 1000, text: "1s" });
-    const s = news.strategy;
-    if (s && s !== UNKNOWN) {
-      if (s.workerParallelism !== undefined && (!Number.isInteger(s.workerParallelism) || s.workerParallelism < 1)) {
-        failures.push({ property: "strategy", reason: msg.strategyInvalid(`workerParallelism must be a whole number >= 1, got ${JSON.stringify(s.workerParallelism)}`) });
-      }
-      for (const [set, n] of Object.entries(s.machineSetParallelism ?? {})) {
-        if (!Number.isInteger(n) || (n as number) < 1) {
-          failures.push({ property: "strategy", reason: msg.strategyInvalid(`machineSetParallelism["${set}"] must be a whole number >= 1, got ${JSON.stringify(n)}`) });
-        }
-      }
-      if (s.order !== undefined && (!Array.isArray(s.order) || s.order.some((n: unknown) => typeof n !== "string"))) {
-        failures.push({ property: "strategy", reason: msg.strategyInvalid("order must be a list of node names") });
-      }
-    }
-    if (news.healthchecks !== UNKNOWN) {
-      (news.healthchecks ?? []).forEach((h: any, i: number) => {
-        if (h === UNKNOWN || hasUnknown(h)) return;
-        if (typeof h?.cluster === "string") {
-          try {
-            composeCheck(h, i);
-          } catch (err) {
-            if (!(err instanceof InvalidCheck)) throw err;
-            failures.push({ property: "healthchecks", reason: msg.healthcheckInvalidInputs(i) });
-          }
-        } else if (typeof h?.id !== "string" || !h.job || typeof h.job !== "object") {
-          failures.push({ property: "healthchecks", reason: msg.healthchecksInvalid(i) });
-        }
-      });
-    }
-    failures.push(...parseGateInputs(news).failures);
+    const failures = checkTalosUpgrade(news);
     if (failures.length) return { failures };
     return { inputs: { ...news, plan: await previewPlan(news, olds) } };
   },
@@ -303,12 +263,11 @@ export const talosUpgradeHandler: KindHandler = {
     if (!s) return { changes: true };
     const replaces = s.old.clusterName !== s.next.clusterName ? ["clusterName"] : [];
     // Not converged (a failed, cancelled or drifted run): the next `pulumi up` resumes it.
-    const resume = olds.status?.phase !== "Done";
+    const resume = storedStatus(olds)?.phase !== "Done";
     const changes = resume || rolloutKey(s.old) !== rolloutKey(s.next) || credentialsChanged(s.old, s.next);
     return { changes, replaces };
   },
-  async create(inputs) {
-    const spec = parseTalosUpgrade(inputs);
+  async create(spec, inputs) {
     return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec) };
   },
   async read(id, props) {
@@ -324,13 +283,12 @@ export const talosUpgradeHandler: KindHandler = {
       await kube.close().catch(() => undefined);
     }
   },
-  async update(id, olds, news) {
-    const spec = parseTalosUpgrade(news);
+  async update(id, spec, olds, news) {
     const old = specs(olds, news)?.old;
-    if (old && olds.status?.phase === "Done" && rolloutKey(old) === rolloutKey(spec)) {
+    if (old && storedStatus(olds)?.phase === "Done" && rolloutKey(old) === rolloutKey(spec)) {
       // A credentials rotation (Talos client certificates expire yearly): store them, touch nothing.
       progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.credentialsUpdated}`);
-      return { outs: { ...news, status: olds.status } };
+      return { outs: { ...news, status: storedStatus(olds) } };
     }
     return { outs: await rollout(id, news, spec, olds) };
   },
@@ -347,7 +305,7 @@ export const talosUpgradeHandler: KindHandler = {
       for (const m of mine) {
         if (await kube.uncordon(m.name, owner)) progress(msg.deleteUncordoned(spec.clusterName, m.name));
       }
-      progress(msg.deleteKeepsNodes(spec.clusterName, props.status?.lastUpgradeVersion ?? ""));
+      progress(msg.deleteKeepsNodes(spec.clusterName, storedStatus(props)?.lastUpgradeVersion ?? ""));
     } catch (err) {
       warn(spec.urn, msg.deleteUnreachable("TalosUpgrade", spec.clusterName, errorText(err)));
     } finally {

@@ -2,8 +2,10 @@
 // retrying can help. The client's ApiException text includes response headers and the raw body; it never reaches a
 // user message — only the Status `message` does.
 
+import type { PortError, PortErrorKind } from "../rollout/ports";
+
 /** An error of the Kubernetes port: a user-facing message plus the HTTP status (if the API server answered). */
-export class KubeError extends Error {
+export class KubeError extends Error implements PortError {
   constructor(
     message: string,
     /** HTTP status of the failed request, undefined for network errors. */
@@ -13,6 +15,20 @@ export class KubeError extends Error {
   ) {
     super(message);
     this.name = "KubeError";
+  }
+
+  get retryable(): boolean {
+    return this.status !== undefined && isTransientStatus(this.status);
+  }
+
+  /** No status (no answer), 429 and 5xx: unavailable; 403 and 401 forbidden; 404 and 410 not-found; 409 conflict. */
+  get kind(): PortErrorKind {
+    const s = this.status;
+    if (s === undefined || s === 429 || s >= 500) return "unavailable";
+    if (s === 401 || s === 403) return "forbidden";
+    if (s === 404 || s === 410) return "not-found";
+    if (s === 409) return "conflict";
+    return "refused";
   }
 }
 
@@ -110,18 +126,7 @@ function isTransientStatus(status: number): boolean {
   return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
+export { sleep } from "../sleep";
 
 /** Exponential backoff with jitter: base, 2×base, ... capped at max. */
 export function backoffMs(attempt: number, base = 100, max = 1000): number {

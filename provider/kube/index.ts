@@ -1,7 +1,7 @@
 // The Kubernetes port: `KubeApi` (provider/rollout/ports.ts) on @kubernetes/client-node, plus what the Pulumi handlers
 // and the CLI need beyond the rollout loop (manifests, Job dry run, events, flush, request statistics).
 import type {
-  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, MachineWatch, Manifest, ObjectSelection,
+  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
   ObjectWatch, RolloutEvent, VolumeDetachOptions,
 } from "../rollout/ports";
 import { KubeClients, KubeStats } from "./client";
@@ -49,10 +49,13 @@ export interface KubeApiOptions {
   statusWriter?: string;
 }
 
-/** The full Kubernetes port: `KubeApi` plus the extra methods (all also declared optional on `KubeApi`). */
+/** The port and what only the handlers, the CLI and tests use of it (the rollout never calls these). */
 export interface KubeClient extends KubeApi {
-  /** Every Node kept current by one list + watch (the rollout reads and waits on it). */
-  watchMachines(): MachineWatch;
+  /**
+   * Cordons the node and marks the cordon as `owner`'s. A node that is already unschedulable (an administrator's or
+   * Talos' cordon) is left as it is and not claimed. Resolves whether this call cordoned it.
+   */
+  cordon(node: string, owner: string): Promise<boolean>;
   /** Server-side apply of supporting manifests (modes full / one-time, pruning for full). */
   applyManifests(manifests: Manifest[], opts: ApplyManifestsOptions): Promise<ApplyManifestsResult>;
   /** Server-side dry-run create of a composed runner Job; throws naming the Job if the cluster would reject it. */

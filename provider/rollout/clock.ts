@@ -1,5 +1,7 @@
 // Time for the rollout loop: an injectable clock, and deadlines as AbortSignals so every wait of the run (a running
 // check, the readiness wait, a drain, a node coming back) ends at its bound, whatever it is waiting on.
+import { sleep } from "../sleep";
+import * as msg from "./messages";
 
 export interface Clock {
   now(): number;
@@ -10,17 +12,7 @@ export interface Clock {
 /** The real clock (the default). */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal?.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, ms));
-      signal?.addEventListener("abort", done, { once: true });
-    }),
+  sleep: (ms, signal) => sleep(Math.max(0, ms), signal),
 };
 
 /** A signal that aborts at `at` (clock time) or when any of `parents` aborts; `expired` tells which. */
@@ -41,7 +33,7 @@ export function deadline(clock: Clock, at: number, parents: ReadonlyArray<AbortS
   void clock.sleep(at - clock.now(), timer.signal).then(() => {
     if (timer.signal.aborted) return;
     expired = true;
-    own.abort(new Error("deadline passed"));
+    own.abort(new Error(msg.DEADLINE_PASSED));
   });
   const signal = AbortSignal.any([own.signal, ...parents.filter((s): s is AbortSignal => s !== undefined)]);
   return {

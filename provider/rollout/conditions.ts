@@ -5,6 +5,7 @@
 // in its own worker thread under a wall-clock budget (conditions/sandbox.ts): an expression that runs away holds its
 // gate saying so, and the Lease keeps renewing meanwhile.
 import { ConditionSandbox, isNamed, selectorString, type CompiledCondition, type ConditionVerdict, type KubeObject } from "../conditions";
+import { errorText } from "../errorText";
 import type { CheckResult } from "./gate";
 import type { KubeApi, ObjectSelection, ObjectWatch } from "./ports";
 import * as msg from "./messages";
@@ -21,7 +22,6 @@ export function selectionOf(c: CompiledCondition): ObjectSelection {
   return isNamed(t) ? { ...base, name: t.name } : { ...base, labelSelector: selectorString(t.labelSelector) };
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export class ConditionWatch {
   private readonly verdicts = new Map<string, ConditionVerdict>();
@@ -34,10 +34,6 @@ export class ConditionWatch {
   constructor(kube: KubeApi, readonly gates: readonly ConditionGate[], opts: { budgetMs?: number } = {}) {
     for (const g of gates) {
       this.verdicts.set(g.id, { state: "held", cause: "error", reason: msg.CONDITION_WAITING_FOR_OBJECTS });
-      if (!kube.watchObjects) {
-        this.set(g.id, { state: "held", cause: "error", reason: msg.CONDITION_PORT_CANNOT_WATCH });
-        continue;
-      }
       const w = kube.watchObjects(selectionOf(g.compiled));
       this.watches.push(w);
       const sandbox = new ConditionSandbox(g.compiled, opts.budgetMs);

@@ -6,6 +6,7 @@ import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
 import type { RunOptions } from "./run";
 import { progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
+import { errorText } from "../errorText";
 
 /** Internal: ends the run with this reason (phase Failed, partial state, resumable). */
 export class Stop extends Error {}
@@ -19,9 +20,7 @@ const WATCH_SAFETY_POLL_MS = 10_000;
 /** How long reading the Nodes is retried before the run fails. */
 const LIST_RETRY_MS = 30_000;
 
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+export { errorText };
 
 export class RunContext {
   status: UpgradeStatus;
@@ -43,7 +42,7 @@ export class RunContext {
     this.status = status;
     this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
     this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
-    this.nodes = kube.watchMachines?.();
+    this.nodes = kube.watchMachines();
   }
 
   now(): number {
@@ -93,8 +92,7 @@ export class RunContext {
   /** One machine by name (from the watch, else by reading one Node when the port can). */
   async machine(name: string): Promise<Machine | undefined> {
     if (this.nodes && !this.nodes.failed) return (await this.machines()).find((m) => m.name === name);
-    if (this.kube.readMachine) return this.kube.readMachine(name);
-    return (await this.machines()).find((m) => m.name === name);
+    return this.kube.readMachine(name);
   }
 
   /** Marks the machines as read now: `machinesChanged` waits for the next change after this. */

@@ -364,8 +364,9 @@ export function reasonNodeWrongVersion(node: string, actual: string | undefined,
 // Beyond Omni: condition gates, soak, maintenance windows, node hooks, volume detach
 
 /** A condition whose watch has not delivered a state yet. */
+/** Why a deadline's signal aborted (the caller reports the bound that ended, not this). */
+export const DEADLINE_PASSED = "deadline passed";
 export const CONDITION_WAITING_FOR_OBJECTS = "waiting for the objects (watch starting)";
-export const CONDITION_PORT_CANNOT_WATCH = "this Kubernetes port cannot watch objects; condition gates need provider/kube";
 
 export function stepSoaking(until: string, reason?: string): string {
   return reason ? `soaking: restarted, waiting for the conditions to hold: ${truncateReason(singleLine(reason))}`

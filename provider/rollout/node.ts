@@ -7,7 +7,7 @@
 // cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
-import type { Machine, NodeUpgradeStep } from "./ports";
+import { portErrorKind, type Machine, type NodeUpgradeStep } from "./ports";
 import { awaitEtcdConsent } from "./etcd";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
@@ -83,7 +83,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       : msg.reasonNodeFailed(machine.name, errorText(e));
     await fail(armed ? msg.withArmed(reason, machine.name, target) : reason);
   } finally {
-    if (apiAway) await ctx.lease.outageOver?.();
+    if (apiAway) await ctx.lease.outageOver();
     bound.dispose();
   }
 }
@@ -94,7 +94,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
  * second pipeline gets in meanwhile (issue 18.6). A failed renewal here keeps the node up.
  */
 async function holdLeaseThroughReboot(ctx: RunContext, machine: Machine, started: number): Promise<boolean> {
-  if (machine.role !== "controlplane" || !ctx.lease.holdThrough) return false;
+  if (machine.role !== "controlplane") return false;
   await ctx.lease.holdThrough(Math.max(0, started + ctx.opts.nodeTimeoutMs - ctx.now()));
   return true;
 }
@@ -121,7 +121,7 @@ async function whenApiBack<T>(ctx: RunContext, apiAway: boolean, signal: AbortSi
 /** Storage-aware reboot: a fast reboot must not outrun the CSI detach of the node's volumes. */
 async function waitVolumesDetached(ctx: RunContext, machine: Machine, signal: AbortSignal): Promise<void> {
   const detachMs = ctx.opts.volumeDetachTimeoutMs ?? 0;
-  if (detachMs <= 0 || !ctx.kube.waitForVolumeDetach) return;
+  if (detachMs <= 0) return;
   await ctx.kube.waitForVolumeDetach(machine.name, {
     timeoutMs: detachMs,
     signal,
@@ -130,7 +130,7 @@ async function waitVolumesDetached(ctx: RunContext, machine: Machine, signal: Ab
     },
   }).catch((e: unknown) => {
     // A kubeconfig that may not read VolumeAttachments cannot wait for them: say so, do not fail every node.
-    if ((e as { status?: number }).status !== 403) throw e;
+    if (portErrorKind(e) !== "forbidden") throw e;
     ctx.warn(msg.volumeWaitForbidden(machine.name, errorText(e)));
   });
 }

@@ -3,6 +3,29 @@
 // implementation: tests drive the real adapters against the simulated cluster (sim/).
 import type { ComposedHealthcheckJob } from "../template/compose";
 
+/**
+ * What a port's error says to the rollout, whichever adapter threw it: one contract that the Kubernetes (KubeError)
+ * and Talos (TalosError) errors both implement, so the rollout never reads HTTP statuses or gRPC codes itself.
+ * - forbidden: the credentials may not do this (RBAC, Talos role);
+ * - not-found: the object or node is not there;
+ * - unavailable: no answer, or the server is busy (retrying may help);
+ * - conflict: someone else holds or changed it (a lock, a mutex, optimistic concurrency);
+ * - refused: the request itself was refused (invalid, failed precondition, anything else).
+ */
+export type PortErrorKind = "forbidden" | "not-found" | "unavailable" | "refused" | "conflict";
+
+export interface PortError extends Error {
+  /** Sending the same request again a little later may succeed. */
+  readonly retryable: boolean;
+  readonly kind: PortErrorKind;
+}
+
+/** The kind of a port's error; undefined for anything else (a bug, an abort). */
+export function portErrorKind(e: unknown): PortErrorKind | undefined {
+  const kind = (e as Partial<PortError> | null)?.kind;
+  return e instanceof Error && typeof kind === "string" && typeof (e as Partial<PortError>).retryable === "boolean" ? kind : undefined;
+}
+
 /** Role of a machine, as Kubernetes labels it (`node-role.kubernetes.io/control-plane`). */
 export type Role = "controlplane" | "worker";
 
@@ -56,12 +79,12 @@ export interface Lease {
    * Lease is renewed at once to be held that much longer (so no second pipeline gets it meanwhile), and renewals that
    * fail within that time do not lose it. Rejects when the renewal fails (then the node must not go down).
    */
-  holdThrough?(ms: number): Promise<void>;
+  holdThrough(ms: number): Promise<void>;
   /**
    * The control plane is back (or failed): the Lease is renewed at once for its usual duration, so a run killed from
    * now on holds it no longer than usual. Never rejects (a failed renewal is retried as any other).
    */
-  outageOver?(): Promise<void>;
+  outageOver(): Promise<void>;
 }
 
 /** Every machine of the cluster, kept current by a watch (an informer): read it and wait on it instead of polling. */
@@ -84,9 +107,9 @@ export interface KubeApi {
    * One machine by Node name (undefined if there is no such Node). Waiting for one node reads just that Node, not all
    * of them: at 1,000 nodes a full list per poll dominates the run's memory and API traffic.
    */
-  readMachine?(name: string): Promise<Machine | undefined>;
+  readMachine(name: string): Promise<Machine | undefined>;
   /** Starts watching every machine (one list, then a watch); the run reads and waits on it. */
-  watchMachines?(): MachineWatch;
+  watchMachines(): MachineWatch;
   /**
    * Run one healthcheck with Omni's Job lifecycle: ensure the Job, observe it by watch until Complete or Failed,
    * read the failure text, delete the Job and its pods. Resolves `running` if `signal` aborts first.
@@ -94,17 +117,12 @@ export interface KubeApi {
   runCheck(check: HealthcheckJob, opts?: { signal?: AbortSignal }): Promise<CheckOutcome>;
   /** Best-effort removal of every runner Job and pod (label `app.kubernetes.io/name=talos-gate-healthcheck`). */
   sweepRunners(): Promise<{ jobs: number; pods: number }>;
-  /**
-   * Cordons the node and marks the cordon as `owner`'s. A node that is already unschedulable (an administrator's or
-   * Talos' cordon) is left as it is and not claimed. Resolves whether this call cordoned it.
-   */
-  cordon(node: string, owner: string): Promise<boolean>;
   /** Cordon (as `owner`) + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming blockers. */
   drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal }): Promise<void>;
   /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
   uncordon(node: string, owner: string): Promise<boolean>;
   /** Removes talos-gate's cordon mark from a schedulable Node (a stale mark); resolves whether it did. */
-  dropStaleCordonMark?(node: string): Promise<boolean>;
+  dropStaleCordonMark(node: string): Promise<boolean>;
   /** Take the per-cluster Lease, or throw at once naming the current holder. */
   acquireLease(opts: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease>;
   /**
@@ -113,25 +131,16 @@ export interface KubeApi {
    */
   writeStatus(cluster: string, status: unknown): Promise<void>;
   readStatus(cluster: string): Promise<unknown | undefined>;
-  // --- optional extras (provider/kube implements all of them; its `KubeClient` type has them required)
-  /** Server-side apply of supporting manifests (Omni `kubernetes.manifests`), pruning for `full` mode. */
-  applyManifests?(manifests: Manifest[], opts: ApplyManifestsOptions): Promise<ApplyManifestsResult>;
-  /** Server-side dry-run create of a composed runner Job; throws naming the Job if the cluster would reject it. */
-  dryRunJob?(check: Pick<HealthcheckJob, "jobName" | "namespace" | "job">): Promise<void>;
-  /** Queues a Kubernetes Event on a Node or runner Job for a rollout transition (best effort, never throws). */
-  recordEvent?(event: RolloutEvent): void;
-  /** Writes throttled status-mirror writes and queued events now and waits for them. */
-  flush?(): Promise<void>;
   /**
    * Watches a selection of objects of any kind (CRDs included) for a condition gate: every change yields the current
    * set; a kind the cluster does not serve yields `unavailable` (re-discovered with backoff until it is served).
    */
-  watchObjects?(selection: ObjectSelection): ObjectWatch;
+  watchObjects(selection: ObjectSelection): ObjectWatch;
   /**
    * Waits (by watch, bounded) until no VolumeAttachment of the node is attached or detaching; `onBlocking` hears the
    * blocking volumes on every change. Throws naming them at the deadline, or when cancelled.
    */
-  waitForVolumeDetach?(node: string, opts: VolumeDetachOptions): Promise<void>;
+  waitForVolumeDetach(node: string, opts: VolumeDetachOptions): Promise<void>;
 }
 
 /** What a condition gate reads: one object by name, or every object matching a label selector. */
@@ -320,7 +329,7 @@ export interface TalosApi {
    * Installs `image` on the node without rebooting it (>= 1.13: pull + LifecycleService.Upgrade): used to disarm a node
    * a failed upgrade left armed, by installing the version it runs again.
    */
-  reinstall?(node: string, opts: { image: string; timeoutMs: number; signal?: AbortSignal }): Promise<void>;
+  reinstall(node: string, opts: { image: string; timeoutMs: number; signal?: AbortSignal }): Promise<void>;
   /** Platform, schematic, extensions and SecureBoot of a node, for its own installer image. */
   imageFacts(node: string, opts?: { signal?: AbortSignal }): Promise<NodeImageFacts>;
   /** etcd members and their health, asked through control plane `cpNode` (and each member's own node). */

@@ -29,7 +29,6 @@ export async function releaseOwnCordons(ctx: RunContext, live: readonly Machine[
 
 /** Removes talos-gate's marks from schedulable nodes (whoever's: the Lease says no other run is going on). */
 async function dropStaleMarks(ctx: RunContext, live: readonly Machine[]): Promise<void> {
-  if (!ctx.kube.dropStaleCordonMark) return;
   for (const m of live.filter((x) => x.staleCordonMark !== undefined)) {
     try {
       await ctx.kube.dropStaleCordonMark(m.name);

@@ -140,7 +140,6 @@ async function disarm(ctx: RunContext, armed: ReadonlyMap<string, string>): Prom
     if (ctx.status.machines.find((m) => m.name === name)?.armed === undefined) continue; // upgraded by this run
     const node = await ctx.machine(name);
     if (!node || !sameVersion(node.talosVersion, ctx.opts.targetVersion) || sameVersion(version, ctx.opts.targetVersion)) continue;
-    if (!ctx.talos.reinstall) throw new Stop(msg.reasonCannotDisarm(name, version, "the Talos port cannot install without a reboot"));
     const bound = deadline(ctx.clock, ctx.now() + ctx.opts.nodeTimeoutMs, [ctx.stop]);
     try {
       const image = await ctx.opts.installerImage(node, ctx.opts.targetVersion);

@@ -94,6 +94,50 @@ export interface UpgradeStatus {
   historyLimit: number;
 }
 
+/** A machine's row in the status a TalosUpgrade outputs ("" and 0 where the run has no value yet). */
+export interface OutputMachine {
+  name: string;
+  role: Role;
+  from: string;
+  to: string;
+  state: MachineRunState;
+  started: string;
+  finished: string;
+  durationMs: number;
+}
+
+/** A check's row in the status a TalosUpgrade outputs. */
+export interface OutputCheck {
+  id: string;
+  state: CheckState;
+  attempts: number;
+  lastReason: string;
+  lastRun: string;
+}
+
+/**
+ * The status a TalosUpgrade outputs into Pulumi state, in Omni's words (like `omnictl get talosupgradestatus`); the
+ * bounded event history stays in the cluster's status ConfigMap. The SDK's `TalosUpgradeStatus` is checked against it.
+ */
+export type OutputStatus = Pick<UpgradeStatus, "phase" | "status" | "step" | "error" | "lastUpgradeVersion" | "currentUpgradeVersion"> & {
+  machines: OutputMachine[];
+  healthchecks: OutputCheck[];
+};
+
+export function outputStatus(s: UpgradeStatus): OutputStatus {
+  return {
+    phase: s.phase, status: s.status, step: s.step, error: s.error,
+    lastUpgradeVersion: s.lastUpgradeVersion, currentUpgradeVersion: s.currentUpgradeVersion,
+    machines: s.machines.map((m) => ({
+      name: m.name, role: m.role, from: m.from ?? "", to: m.to, state: m.state,
+      started: m.started ?? "", finished: m.finished ?? "", durationMs: m.durationMs ?? 0,
+    })),
+    healthchecks: s.healthchecks.map((h) => ({
+      id: h.id, state: h.state, attempts: h.attempts, lastReason: h.lastReason ?? "", lastRun: h.lastRun ?? "",
+    })),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Events. `at` is epoch milliseconds, supplied by the caller's clock.
 

@@ -3,6 +3,7 @@
 // state, an etcd that cannot keep quorum).
 import { status as Status } from "@grpc/grpc-js";
 import { msg } from "./messages";
+import type { PortError, PortErrorKind } from "../rollout/ports";
 
 export type TalosErrorCode =
   // retryable: the node or endpoint is busy rebooting, or the call was cut short
@@ -21,7 +22,14 @@ const RETRYABLE: ReadonlySet<TalosErrorCode> = new Set<TalosErrorCode>([
   "UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED", "STREAM_ENDED", "ABORTED", ...TRANSIENT_REFUSALS,
 ]);
 
-export class TalosError extends Error {
+const KIND: Partial<Record<TalosErrorCode, PortErrorKind>> = {
+  UNAVAILABLE: "unavailable", CANCELLED: "unavailable", DEADLINE_EXCEEDED: "unavailable", STREAM_ENDED: "unavailable", ABORTED: "unavailable",
+  MUTEX_BUSY: "conflict", IN_PROGRESS: "conflict", LOCKED: "conflict", ETCD_UNHEALTHY: "unavailable",
+  PERMISSION_DENIED: "forbidden", UNAUTHENTICATED: "forbidden", CERTIFICATE: "forbidden",
+  NOT_FOUND: "not-found",
+};
+
+export class TalosError extends Error implements PortError {
   override readonly name = "TalosError";
   readonly retryable: boolean;
   /** What the server (or grpc-js) said, redacted; undefined for errors made up locally. */
@@ -46,6 +54,11 @@ export class TalosError extends Error {
     this.detail = extra.detail;
     this.maybeProcessed = extra.maybeProcessed ?? false;
     this.unsent = !this.maybeProcessed && (extra.unsent ?? false);
+  }
+
+  /** The port's kind of this error (every code not named in KIND: refused). */
+  get kind(): PortErrorKind {
+    return KIND[this.code] ?? "refused";
   }
 
   /** The same error, marked as possibly processed by the node (or as never sent). */

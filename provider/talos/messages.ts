@@ -4,6 +4,8 @@
 const dur = (ms: number): string => (ms % 60000 === 0 ? `${ms / 60000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 
 export const msg = {
+  // --- the package's protos
+  protoMissing: (file: string, from: string) => `cannot find proto/${file} above ${from}`,
   // --- talosconfig
   configNotYaml: (detail: string) => `talosconfig: not valid YAML (${detail}); pass the contents of a talosconfig file`,
   configNoContexts: () => "talosconfig: no contexts; generate one with `talosctl config new` or take it from your cluster's secrets",

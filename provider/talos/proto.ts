@@ -6,6 +6,7 @@ import * as path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import * as protobuf from "protobufjs";
+import { msg } from "./messages";
 
 /** Prefix of the non-standard `Any.type_url` Talos uses for event payloads. */
 export const EVENT_TYPE_PREFIX = "talos/runtime/";
@@ -20,7 +21,7 @@ export function protoPath(file = PROTO_FILE): string {
     const candidate = path.join(dir, "proto", file);
     if (fs.existsSync(candidate)) return candidate;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`cannot find proto/${file} above ${__dirname}`);
+    if (parent === dir) throw new Error(msg.protoMissing(file, __dirname));
     dir = parent;
   }
 }

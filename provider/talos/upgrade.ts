@@ -13,6 +13,7 @@ import { EventStream, TalosClient, TalosEvent } from "./client";
 import { classify, isTransientRefusal, TalosError } from "./errors";
 import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
+import { sleep } from "../sleep";
 import { sameVersion } from "../version";
 import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
 
@@ -58,13 +59,6 @@ const TAIL_EVENTS = 200;
 const TAIL_QUIET_MS = 300;
 /** SequenceEvent actions (machine.SequenceEvent_Action). */
 const SEQUENCE_START = 1;
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal?.removeEventListener("abort", done); resolve(); }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 
 /**
  * Watches a node's events during an action and keeps the first error of OUR action: events are filtered by the

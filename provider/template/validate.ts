@@ -5,6 +5,7 @@ import { stringify } from "yaml";
 import type { z } from "zod";
 import * as M from "./messages";
 import { goQuote } from "./goquote";
+import { runnerId } from "./ids";
 import {
   DEFAULT_LIMITS, YamlStreamError, nodeKindNumber, parseYamlStream, toJS,
   type LineIndex, type Pos, type YamlLimits, type YDoc, type YNode,
@@ -217,7 +218,7 @@ function validateManifests(ctx: DocContext, cluster: string, manifests: RawManif
     seen.add(name);
     models.push({
       name,
-      id: `${String(200 + i).padStart(3, "0")}-cluster-${cluster}-${name}`,
+      id: `${String(200 + i).padStart(3, "0")}-${runnerId(cluster, name)}`,
       mode: m.mode!,
       source: source!,
       text: text!,
@@ -232,7 +233,7 @@ function validateManifests(ctx: DocContext, cluster: string, manifests: RawManif
 
 /** Healthcheck id as Omni derives it: `idOverride`, else `cluster-<cluster>-<name>`. */
 export function healthcheckId(hc: { name?: string; idOverride?: string }, cluster: string): string {
-  return hc.idOverride ? hc.idOverride : `cluster-${cluster}-${hc.name ?? ""}`;
+  return hc.idOverride ? hc.idOverride : runnerId(cluster, hc.name ?? "");
 }
 
 function validateOneHealthcheck(

@@ -2,7 +2,7 @@
 // Talos address, machine set) are what a TalosUpgrade plans and upgrades with, not what the Node labels say.
 import * as assert from "node:assert/strict";
 import { check, create } from "../../../provider/handlers";
-import { withMachineOverrides } from "../../../provider/handlers/clusterSpec";
+import { withMachineOverrides } from "../../../provider/resources/cluster";
 import { sim, adapters, clients, versions } from "../rollout/helpers";
 
 /** What is written to stderr until `restore()` (warnings outside the engine go there: diagnostics.ts). */

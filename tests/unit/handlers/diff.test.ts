@@ -4,7 +4,7 @@
 import * as assert from "node:assert/strict";
 import * as YAML from "yaml";
 import { check, create, diff, update } from "../../../provider/handlers";
-import { parseTalosUpgrade, rolloutKey } from "../../../provider/handlers/talosUpgradeSpec";
+import { parseTalosUpgrade, rolloutKey } from "../../../provider/resources/talosUpgrade";
 
 const job = (script: string) => ({
   apiVersion: "batch/v1", kind: "Job",

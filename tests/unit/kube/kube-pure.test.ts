@@ -5,7 +5,8 @@ import type * as k8s from "@kubernetes/client-node";
 import { isEvictable, selects } from "../../../provider/kube/drain";
 import { labelValue, parseManifest } from "../../../provider/kube/manifests";
 import { machineOf, talosVersionOf } from "../../../provider/kube/nodes";
-import { redactSecrets } from "../../../provider/kube/errors";
+import { KubeError, redactSecrets } from "../../../provider/kube/errors";
+import { portErrorKind } from "../../../provider/rollout/ports";
 import { failureText, jobBody } from "../../../provider/kube/runner";
 import { mirrorWindowMs } from "../../../provider/kube/status";
 
@@ -156,5 +157,19 @@ describe("unit: kube port — what reaches plaintext", () => {
     assert.doesNotMatch(text, /eyJ/);
     assert.match(text, /^curl -H 'Authorization: Bearer \[redacted token\]' failed/);
     assert.equal(text.length, 1024 + 3);
+  });
+});
+
+describe("unit: kube port — the ports' error contract (issue 21)", () => {
+  it("a KubeError says its kind and whether retrying may help, from the API server's status", () => {
+    const seen = [undefined, 401, 403, 404, 409, 410, 422, 429, 503].map((s) => {
+      const e = new KubeError("m", s);
+      return [s ?? "none", portErrorKind(e), e.retryable];
+    });
+    assert.deepEqual(seen, [
+      ["none", "unavailable", false], [401, "forbidden", false], [403, "forbidden", false], [404, "not-found", false],
+      [409, "conflict", false], [410, "not-found", false], [422, "refused", false], [429, "unavailable", true], [503, "unavailable", true],
+    ]);
+    assert.equal(portErrorKind(new Error("plain")), undefined, "only the ports' errors have a kind");
   });
 });

@@ -2,6 +2,7 @@ import * as assert from "node:assert/strict";
 import { status } from "@grpc/grpc-js";
 import { classify, isTransientRefusal, redact, TalosError } from "../../../provider/talos";
 import { refusalPauseMs } from "../../../provider/talos/upgrade";
+import { portErrorKind } from "../../../provider/rollout/ports";
 import { SimPki } from "../../../sim/talos/certs";
 
 const grpcErr = (code: number, details: string) => Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details });
@@ -126,5 +127,16 @@ describe("talos: error classification", () => {
     assert.match(e.message, /\[redacted PEM\]/);
     assert.equal(redact("plain text"), "plain text");
     assert.doesNotMatch(new TalosError("CONFIG", `x ${key}`).message, /PRIVATE KEY/);
+  });
+});
+
+describe("talos: the ports' error contract (issue 21)", () => {
+  it("a TalosError says its kind for the rollout, next to retryable", () => {
+    const kinds = (["PERMISSION_DENIED", "NOT_FOUND", "UNAVAILABLE", "MUTEX_BUSY", "LOCKED", "INVALID_ARGUMENT", "SEQUENCE_FAILED"] as const)
+      .map((c) => [c, portErrorKind(new TalosError(c, "m")), new TalosError(c, "m").retryable]);
+    assert.deepEqual(kinds, [
+      ["PERMISSION_DENIED", "forbidden", false], ["NOT_FOUND", "not-found", false], ["UNAVAILABLE", "unavailable", true],
+      ["MUTEX_BUSY", "conflict", true], ["LOCKED", "conflict", false], ["INVALID_ARGUMENT", "refused", false], ["SEQUENCE_FAILED", "refused", false],
+    ]);
   });
 });
