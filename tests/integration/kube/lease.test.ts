@@ -2,9 +2,8 @@
 // expiry, renewed while held, lost when someone else takes it, released on request.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import * as YAML from "yaml";
 import { createKubeApi } from "../../../provider/kube";
-import { eventually, freshNamespace, kubeConfigOf, testControlPlane } from "../../support/kube";
+import { eventually, freshNamespace, kubeConfigOf, serviceAccountKubeconfig, testControlPlane } from "../../support/kube";
 import { delay, harness } from "./helpers";
 
 let counter = 0;
@@ -125,9 +124,8 @@ describe("integration: kube port — rollout lease", function () {
     // A pipeline whose ServiceAccount may do exactly what the lease needs, through a RoleBinding taken away for a
     // while (an RBAC change mid-run) and given back.
     const ns = await freshNamespace(cp, "lease");
-    const core = admin.makeApiClient(k8s.CoreV1Api);
     const rbac = admin.makeApiClient(k8s.RbacAuthorizationV1Api);
-    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: "pipeline" } } });
+    const kubeconfig = await serviceAccountKubeconfig(cp, ns, "pipeline");
     await rbac.createNamespacedRole({ namespace: "kube-system", body: {
       metadata: { name: ns }, rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "watch", "create", "update"] }],
     } });
@@ -136,12 +134,6 @@ describe("integration: kube port — rollout lease", function () {
       subjects: [{ kind: "ServiceAccount", name: "pipeline", namespace: ns }],
     };
     await rbac.createNamespacedRoleBinding({ namespace: "kube-system", body: binding });
-    const token = (await core.createNamespacedServiceAccountToken({ name: "pipeline", namespace: ns, body: { spec: { audiences: [] } } })).status!.token;
-    const base = YAML.parse(cp.kubeconfig);
-    const kubeconfig = YAML.stringify({
-      apiVersion: "v1", kind: "Config", clusters: [{ ...base.clusters[0], name: "c" }], users: [{ name: "u", user: { token } }],
-      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }], "current-context": "c",
-    });
     const logs: string[] = [];
     const kube = createKubeApi(kubeconfig, { log: (l) => logs.push(l) });
     const coord = admin.makeApiClient(k8s.CoordinationV1Api);
