@@ -168,6 +168,8 @@ class HeldLease implements Lease {
   private expiresAt: number;
   /** Until when the API server may be away because the run rebooted its control plane (0: not expected). */
   private outageUntil = 0;
+  /** A renewal failed and is being retried: said once per streak, so the user sees the risk before it stops the run. */
+  private renewFailing = false;
 
   constructor(
     private readonly c: KubeClients,
@@ -273,6 +275,7 @@ class HeldLease implements Lease {
       this.lease = next;
       this.noticeStopRequest(next);
       this.expiresAt = started + hold * 1000;
+      this.renewFailing = false;
       this.schedule((this.duration * 1000) / 3);
       return undefined;
     } catch (err) {
@@ -298,7 +301,14 @@ class HeldLease implements Lease {
       }
       // Keep trying until the lease would have expired for everyone else.
       if (Date.now() + 1000 >= this.expiresAt) this.lose(msg.leaseRenewFailed(this.cluster, apiMessage(err)));
-      else this.schedule(1000);
+      else {
+        // Failures while the run's own reboot takes the API server away are expected, and said by the rollout.
+        if (!this.renewFailing && Date.now() >= this.outageUntil) {
+          this.renewFailing = true;
+          this.log(msg.leaseRenewRetrying(this.cluster, apiMessage(err), new Date(this.expiresAt)));
+        }
+        this.schedule(1000);
+      }
       return err;
     }
   }

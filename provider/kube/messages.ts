@@ -95,6 +95,9 @@ export const msg = {
   stopRequested: (by: string, at: string) => `stop requested by ${by} at ${at} (talos-gate stop)`,
   leaseLost: (cluster: string, holder: string) =>
     `cluster ${cluster}: the rollout lease was taken over by "${holder}"; stopping so two rollouts never run at once`,
+  leaseRenewRetrying: (cluster: string, detail: string, expiresAt: Date) =>
+    `cluster ${cluster}: renewing the rollout lease failed (${detail}); retrying every second — the rollout stops ` +
+    `before the next node if it is not renewed by ${expiresAt.toISOString()}`,
   leaseRenewFailed: (cluster: string, detail: string) =>
     `cluster ${cluster}: the rollout lease could not be renewed before it expired (${detail}); stopping so two ` +
     "rollouts never run at once — retry when the API server is reachable",

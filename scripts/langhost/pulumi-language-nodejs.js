@@ -11,9 +11,10 @@
 // sdk/go/common/resource/plugin/plugin.go, pulumi/pulumi at 1b59498, Aug 2026):
 // - Nothing of ours outlives the engine. The CLI starts every plugin in its own process group (RegisterProcessGroup)
 //   and, when it closes normally, SIGINTs that group and SIGKILLs it 5 s later; a CLI killed outright does neither.
-//   So this host watches the engine it was started for (the address in its arguments or handshake, and the monitor
-//   address of each run while that run lasts), its parent (the CLI) and its stdout/stderr (EPIPE): when one is gone
-//   it ends the programs it started and its process group, and exits. The rule is the provider's
+//   So this host watches the engine it was started for (the address in its arguments or handshake), its parent (the
+//   CLI) and its stdout/stderr (EPIPE): when one is gone it ends the programs it started and its process group, and
+//   exits. Not a run's monitor address: the engine closes that monitor once the program has signalled shutdown, while
+//   the program may still take seconds to exit on a loaded machine (taking it for a dead engine failed good updates). The rule is the provider's
 //   (dist/provider/handlers/engineWatch.js, so this host needs `npm run build`): upstream instead asks the engine's
 //   health service every 5 minutes and does not watch its parent.
 // - Ending a program: SIGINT, then SIGKILL after a grace (upstream: exec.CommandContext's Cancel sends os.Interrupt,
@@ -142,17 +143,11 @@ function run(call, callback) {
   running.set(child, (graceMs) => endProgram(child, exited, graceMs));
   child.stdout.pipe(process.stdout, { end: false });
   child.stderr.pipe(process.stderr, { end: false });
-  // The engine's monitor lives as long as this run: gone while the run lasts means the engine is gone.
-  const monitor = req.getMonitorAddress();
-  const unwatchMonitor = engineWatch.isAddress(monitor)
-    ? engineWatch.watchAddress(monitor, () => endAll(`the Pulumi engine's monitor at ${monitor} is gone`))
-    : () => undefined;
   let done = false;
   const finish = (error, bail) => {
     if (done) return;
     done = true;
     running.delete(child);
-    unwatchMonitor();
     resp.setError(error || "");
     resp.setBail(!!bail);
     callback(null, resp);

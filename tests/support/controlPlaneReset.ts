@@ -45,7 +45,7 @@ class Api {
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
     return new Promise((resolve, reject) => {
       const req = https.request(`${this.server}${path}`, {
-        ...this.opts, method, timeout: 10000,
+        ...this.opts, method, timeout: 20000,
         headers: body === undefined ? {} : { "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json" },
       }, (res) => {
         const chunks: Buffer[] = [];
@@ -57,7 +57,7 @@ class Api {
           resolve({ status: res.statusCode ?? 0, json });
         });
       });
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)));
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within 20 s`)));
       req.on("error", reject);
       if (body !== undefined) req.write(JSON.stringify(body));
       req.end();
@@ -132,7 +132,7 @@ export async function takeBaseline(cp: ControlPlane, timeoutMs = 30000): Promise
  * left to confirm a graceful deletion), finalizers removed (the Job controller's tracking finalizer would hold them).
  * Throws when the control plane cannot be brought back within timeoutMs: the caller stops it instead.
  */
-export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 30000): Promise<void> {
+export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 60000): Promise<void> {
   const api = await Api.of(cp);
   const until = Date.now() + timeoutMs;
   const ready = await api.request("GET", "/readyz");

@@ -2,6 +2,7 @@
 // two worker Nodes whose kubelet the sim emulates (so Jobs really run: the real Job controller creates the pods, the
 // real scheduler binds them, the kubelet emulator runs their command), started on first use, stopped at the end.
 import * as k8s from "@kubernetes/client-node";
+import * as YAML from "yaml";
 import { ControlPlane, startControlPlane } from "../../sim/controlplane";
 import { KubeSim, startKubeSim } from "../../sim/kube";
 import { onRunEnd } from "./fixtures";
@@ -63,6 +64,21 @@ export async function freshNamespace(cp: ControlPlane, prefix = "t"): Promise<st
   await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name } } });
   await waitForDefaultServiceAccount(kc, name);
   return name;
+}
+
+/**
+ * A kubeconfig for a new ServiceAccount `name` of `ns` (a real bearer token from a TokenRequest): a pipeline's
+ * credentials with exactly the RBAC the test binds to it, not the admin's.
+ */
+export async function serviceAccountKubeconfig(cp: ControlPlane, ns: string, name: string): Promise<string> {
+  const core = kubeConfigOf(cp).makeApiClient(k8s.CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
+  const token = (await core.createNamespacedServiceAccountToken({ name, namespace: ns, body: { spec: { audiences: [] } } })).status!.token;
+  const base = YAML.parse(cp.kubeconfig);
+  return YAML.stringify({
+    apiVersion: "v1", kind: "Config", clusters: [{ ...base.clusters[0], name: "c" }], users: [{ name: "u", user: { token } }],
+    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }], "current-context": "c",
+  });
 }
 
 /** An RFC 3339 timestamp with whole seconds (metav1.Time keeps seconds only). */

@@ -2,7 +2,8 @@
 // expiry, renewed while held, lost when someone else takes it, released on request.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { eventually } from "../../support/kube";
+import { createKubeApi } from "../../../provider/kube";
+import { eventually, freshNamespace, kubeConfigOf, serviceAccountKubeconfig, testControlPlane } from "../../support/kube";
 import { delay, harness } from "./helpers";
 
 let counter = 0;
@@ -114,5 +115,46 @@ describe("integration: kube port — rollout lease", function () {
     await delay(1000);
     assert.equal(b.stopRequested?.aborted, false, "the old request does not stop the next run");
     await b.release();
+  });
+
+  it("a renewal refused for a while is one warning naming the deadline; renewed again in time, the lease is kept", async () => {
+    const cp = await testControlPlane();
+    const admin = kubeConfigOf(cp);
+    const cluster = clusterName();
+    // A pipeline whose ServiceAccount may do exactly what the lease needs, through a RoleBinding taken away for a
+    // while (an RBAC change mid-run) and given back.
+    const ns = await freshNamespace(cp, "lease");
+    const rbac = admin.makeApiClient(k8s.RbacAuthorizationV1Api);
+    const kubeconfig = await serviceAccountKubeconfig(cp, ns, "pipeline");
+    await rbac.createNamespacedRole({ namespace: "kube-system", body: {
+      metadata: { name: ns }, rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "watch", "create", "update"] }],
+    } });
+    const binding: k8s.V1RoleBinding = {
+      metadata: { name: ns }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: ns },
+      subjects: [{ kind: "ServiceAccount", name: "pipeline", namespace: ns }],
+    };
+    await rbac.createNamespacedRoleBinding({ namespace: "kube-system", body: binding });
+    const logs: string[] = [];
+    const kube = createKubeApi(kubeconfig, { log: (l) => logs.push(l) });
+    const coord = admin.makeApiClient(k8s.CoordinationV1Api);
+    const renewTime = async () => new Date((await coord.readNamespacedLease({ name: `talos-gate-${cluster}`, namespace: "kube-system" })).spec!.renewTime!).getTime();
+    const retrying = () => logs.filter((l) => l.includes("renewing the rollout lease failed"));
+    try {
+      // 9 s: renewed every 3 s, so a refused renewal is retried for ~6 s before the lease would expire.
+      const lease = await kube.acquireLease({ cluster, holder: "pipeline-a", durationSeconds: 9 });
+      await rbac.deleteNamespacedRoleBinding({ name: ns, namespace: "kube-system" });
+      await eventually("the refused renewal to be a warning", async () => retrying().length > 0, 15000);
+      const refusedAt = Date.now();
+      await rbac.createNamespacedRoleBinding({ namespace: "kube-system", body: binding });
+      await eventually("the lease to be renewed again", async () => (await renewTime()) > refusedAt, 15000);
+      assert.equal(lease.lost.aborted, false, "renewed before it expired: the lease is still held");
+      assert.equal(retrying().length, 1, `one warning per streak of failures:\n${logs.join("\n")}`);
+      assert.match(retrying()[0]!, new RegExp(`^cluster ${cluster}: renewing the rollout lease failed \\(.*forbidden.*\\); retrying every second — the rollout stops before the next node if it is not renewed by \\d{4}-\\d\\d-\\d\\dT`, "i"));
+      await lease.release();
+    } finally {
+      kube.close();
+      await rbac.deleteNamespacedRole({ name: ns, namespace: "kube-system" }).catch(() => undefined);
+      await rbac.deleteNamespacedRoleBinding({ name: ns, namespace: "kube-system" }).catch(() => undefined);
+    }
   });
 });

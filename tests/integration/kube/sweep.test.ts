@@ -2,7 +2,7 @@
 // cluster's and this rollout's owner), nothing else — not a pod someone named `talos-gate-…`.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { freshNamespace, testControlPlane } from "../../support/kube";
+import { freshNamespace, kubeConfigOf, serviceAccountKubeconfig, testControlPlane } from "../../support/kube";
 import { createKubeApi, jobBody } from "../../../provider/kube";
 import { onFileEnd } from "../../support/fixtures";
 import { harness } from "./helpers";
@@ -72,5 +72,41 @@ describe("integration: kube port — cleanup sweep", function () {
     assert.equal(counts.jobs, 1);
     const left = (await h.batch.listNamespacedJob({ namespace: ns })).items.filter((j) => !j.metadata?.deletionTimestamp).map((j) => j.metadata?.name).sort();
     assert.deepEqual(left, ["talos-gate-cluster-prod-b", "talos-gate-cluster-staging-c"]);
+  });
+
+  it("a runner Job the credentials may not delete is a warning naming it; the sweep still removes what it may", async () => {
+    const h = await harness();
+    const cp = await testControlPlane();
+    const ns = await freshNamespace(cp, "sweep");
+    const cluster = `sweep-${process.pid}-${Date.now().toString(36)}`;
+    // The pipeline may list runner Jobs and pods and delete pods, but not delete Jobs (an RBAC mistake).
+    const kubeconfig = await serviceAccountKubeconfig(cp, ns, "pipeline");
+    const rbac = kubeConfigOf(cp).makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name: ns }, rules: [
+      { apiGroups: ["batch"], resources: ["jobs"], verbs: ["list"] },
+      { apiGroups: [""], resources: ["pods"], verbs: ["list", "delete"] },
+    ] } });
+    await rbac.createClusterRoleBinding({ body: {
+      metadata: { name: ns }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: ns },
+      subjects: [{ kind: "ServiceAccount", name: "pipeline", namespace: ns }],
+    } });
+    onFileEnd(async () => {
+      await rbac.deleteClusterRoleBinding({ name: ns }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name: ns }).catch(() => undefined);
+    });
+    const labels = { "app.kubernetes.io/name": "talos-gate-healthcheck", "talos-gate.dev/cluster": cluster };
+    // Suspended: the Job controller starts no pod of its own, so the one runner pod is the test's.
+    const suspended = job(`talos-gate-cluster-${cluster}-a`, labels);
+    suspended.spec!.suspend = true;
+    await h.batch.createNamespacedJob({ namespace: ns, body: suspended });
+    await h.core.createNamespacedPod({ namespace: ns, body: pod("runner-pod", { "batch.kubernetes.io/job-name": `talos-gate-cluster-${cluster}-a`, ...labels }) });
+    const logs: string[] = [];
+    const pipeline = createKubeApi(kubeconfig, { runnerScope: { cluster }, log: (l) => logs.push(l) });
+    onFileEnd(() => pipeline.close());
+
+    assert.deepEqual(await pipeline.sweepRunners(), { jobs: 0, pods: 1 });
+    assert.equal(logs.length, 1, logs.join("\n"));
+    assert.match(logs[0]!, new RegExp(`^cleanup of healthcheck runners: deleting Job ${ns}/talos-gate-cluster-${cluster}-a failed: .*forbidden`, "i"));
+    await h.batch.readNamespacedJob({ name: `talos-gate-cluster-${cluster}-a`, namespace: ns });
   });
 });

@@ -253,6 +253,8 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
       await unguard();
     }
     assert.match(failed.message, /^upgrade of node w-1 failed: drain of node w-1 .* \(node w-1 is armed: v1\.13\.8 is installed and boots at its next reboot/);
+    assert.match(failed.message, /PodDisruptionBudget default\/guarded/, "the drain refused during the rollout names the budget");
+    assert.equal(await cordoned("w-1"), false, "the failed node's cordon (ours) is lifted");
     assert.equal(failed.status.machines.find((m) => m.name === "w-1")?.armed, "v1.13.8", "the status says w-1 is armed");
     assert.match(s.talos.node("w-1").stagedImage ?? "", /:v1\.13\.8$/, "the sim agrees: v1.13.8 waits on w-1's disk");
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1"]);

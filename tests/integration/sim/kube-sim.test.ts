@@ -224,8 +224,12 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
     const ns = await freshNamespace(cp, "ks");
     const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ks-")), "pid");
     // "$$$$": Kubernetes reduces $$ to $ in command/args, so the shell sees $$ (its pid).
-    await batch.createNamespacedJob({ namespace: ns, body: jobBody("slow", `echo $$$$ > ${pidFile}; exec sleep 300`, { activeDeadlineSeconds: 2 }) });
+    await batch.createNamespacedJob({ namespace: ns, body: jobBody("slow", `echo $$$$ > ${pidFile}; exec sleep 300`) });
     const pid = await waitFor("the process to start", async () => fs.existsSync(pidFile) && Number(fs.readFileSync(pidFile, "utf8").trim()));
+    // The deadline is set once the process runs (it is mutable on a Job): set at creation, a slow start on a loaded
+    // machine let the Job controller end the Job before the process ever started.
+    await batch.patchNamespacedJob({ name: "slow", namespace: ns, body: { spec: { activeDeadlineSeconds: 1 } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
     const job = await waitJob(ns, "slow", 30000);
     assert.ok(cond(job, "FailureTarget"));
     assert.equal(cond(job, "Failed")?.reason, "DeadlineExceeded");

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { PROBE_EVERY_MS } from "../../../provider/handlers/engineWatch";
 import { packageRoot } from "../../../sim/tools";
 import { killAll, Proc, processTree, waitGone } from "../../support/processes";
 
@@ -25,6 +26,15 @@ const sleeper = spawn("sleep", ["1000"], { stdio: "ignore" });
 process.on("SIGINT", () => {});
 require("fs").writeFileSync(process.env.LANGHOST_TEST_READY, String(sleeper.pid));
 setInterval(() => {}, 1000);
+`;
+
+/** A program that has finished its work and takes its time to exit: it exits 0 once the file `exit` appears. */
+const SLOW_EXIT_PROGRAM = `
+const fs = require("fs");
+const path = require("path");
+fs.writeFileSync(process.env.LANGHOST_TEST_READY, String(process.pid));
+const exitFile = path.join(path.dirname(process.env.LANGHOST_TEST_READY), "exit");
+setInterval(() => { if (fs.existsSync(exitFile)) process.exit(0); }, 50);
 `;
 
 /** Where the processes of one test end up, for the assertions and the cleanup. */
@@ -56,7 +66,7 @@ describe("integration: tools — the language host ends with the engine and the 
   }
 
   /** Starts the program through the host's Run; resolves with Run's answer (or the call's failure). */
-  function runProgram(port: number): { client: any; answer: Promise<{ error?: string; status?: string }> } {
+  function runProgram(port: number, monitor?: string): { client: any; answer: Promise<{ error?: string; status?: string }> } {
     const client = new langrpc.LanguageRuntimeClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     const info = new langproto.ProgramInfo();
     info.setRootDirectory(dir);
@@ -67,6 +77,7 @@ describe("integration: tools — the language host ends with the engine and the 
     req.setStack("s");
     req.setPwd(dir);
     req.setInfo(info);
+    if (monitor) req.setMonitorAddress(monitor);
     const answer = new Promise<{ error?: string; status?: string }>((resolve) => {
       client.run(req, (err: Error | null, resp: any) => resolve(err ? { status: err.message } : { error: resp.getError() }));
     });
@@ -157,6 +168,24 @@ describe("integration: tools — the language host ends with the engine and the 
     const left = await waitGone(recorded, 30_000);
     assert.deepEqual(left, [], "nothing of the host's is left once its parent is gone");
     assert.match(stderr(), /the Pulumi CLI that started this language host is gone: ending 1 program\(s\) and exiting/);
+    run.client.close();
+  });
+
+  it("the run's monitor closing before its program has exited (the end of every update) is not a dead engine: the run answers", async () => {
+    fs.writeFileSync(path.join(dir, "run.js"), SLOW_EXIT_PROGRAM);
+    const monitor = net.createServer((sock) => sock.destroy());
+    await new Promise<void>((resolve) => monitor.listen(0, "127.0.0.1", resolve));
+    const host = await startHost();
+    const run = runProgram(host.port, `127.0.0.1:${(monitor.address() as net.AddressInfo).port}`);
+    await programStarted();
+    recorded = processTree(host.pid);
+    // The engine closes the monitor once the program signalled shutdown; the program exits some seconds later. Before
+    // the fix the host took the refused monitor (twice, 2 s apart) for a dead engine and killed the program.
+    await new Promise((resolve) => monitor.close(resolve));
+    await new Promise((r) => setTimeout(r, 3 * PROBE_EVERY_MS));
+    fs.writeFileSync(path.join(dir, "exit"), "");
+    assert.deepEqual(await run.answer, { error: "" }, host.stderr());
+    assert.doesNotMatch(host.stderr(), /is gone/);
     run.client.close();
   });
 
