@@ -91,7 +91,11 @@ async function kinds(api: Api): Promise<Kind[]> {
 async function objects(api: Api, ks: Kind[]): Promise<Obj[]> {
   const out: Obj[] = [];
   await Promise.all(ks.map(async (kind) => {
-    const list = await api.get(`${kind.prefix}/${kind.name}`);
+    // A kind can go between discovery and its list (a CustomResourceDefinition being deleted): nothing left of it.
+    const r = await api.request("GET", `${kind.prefix}/${kind.name}`);
+    if (r.status === 404) return;
+    if (r.status !== 200) throw new Error(`GET ${kind.prefix}/${kind.name}: ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+    const list = r.json;
     for (const o of list.items ?? []) {
       out.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, finalizers: o.metadata.finalizers ?? [] });
     }
