@@ -45,6 +45,18 @@ async function rollTo(s: SimCluster, kube: KubeClient, talos: TalosApiImpl, clus
   return status;
 }
 
+/** Records every etcd member's node that goes down while another member is unhealthy, until `restore()`. */
+function watchUnhealthyAtDown(etcd: SimCluster["talos"]["etcd"]): { seen: string[]; restore(): void } {
+  const seen: string[] = [];
+  const nodeDown = etcd.nodeDown.bind(etcd);
+  etcd.nodeDown = (name: string) => {
+    const sick = etcd.list().filter((m) => !m.healthy && m.name !== name).map((m) => m.name);
+    if (sick.length && etcd.member(name)) seen.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
+    nodeDown(name);
+  };
+  return { seen, restore: () => { etcd.nodeDown = nodeDown; } };
+}
+
 describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; real adapters)", function () {
   this.timeout(300000);
   let s: SimCluster;
@@ -189,13 +201,7 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
   it("18.2 etcd is asked again for the very node right before its Reboot (the gate's answer is stale by then)", async () => {
     // cp-3's member fails after the gate let cp-2 go (when cp-2's installer image is chosen) and recovers 3 s later.
     const etcd = s.talos.etcd;
-    const unhealthyAtDown: string[] = [];
-    const nodeDown = etcd.nodeDown.bind(etcd);
-    etcd.nodeDown = (name: string) => {
-      const sick = etcd.list().filter((m) => !m.healthy && m.name !== name).map((m) => m.name);
-      if (sick.length && etcd.member(name)) unhealthyAtDown.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
-      nodeDown(name);
-    };
+    const { seen: unhealthyAtDown, restore } = watchUnhealthyAtDown(etcd);
     const lines: string[] = [];
     try {
       const done = await runRollout(kube, talos, runOptions("harsh-recheck", {
@@ -210,7 +216,7 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
       }));
       assert.equal(done.phase, "Done");
     } finally {
-      etcd.nodeDown = nodeDown;
+      restore();
     }
     assert.deepEqual(unhealthyAtDown, [], "before the fix cp-2 rebooted with cp-3's member unhealthy");
     assert.ok(lines.some((l) => /node cp-2: draining \(waiting for etcd: .*cp-3/.test(l)), lines.join("\n"));
@@ -221,13 +227,7 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     // From v1.13.6 everywhere (the previous test). cp-3's member fails while the Lease is extended for cp-2's reboot
     // (a write that can take seconds on a busy API server) and recovers 3 s later.
     const etcd = s.talos.etcd;
-    const unhealthyAtDown: string[] = [];
-    const nodeDown = etcd.nodeDown.bind(etcd);
-    etcd.nodeDown = (name: string) => {
-      const sick = etcd.list().filter((m) => !m.healthy && m.name !== name).map((m) => m.name);
-      if (sick.length && etcd.member(name)) unhealthyAtDown.push(`${name} went down while ${sick.join(", ")} was unhealthy`);
-      nodeDown(name);
-    };
+    const { seen: unhealthyAtDown, restore } = watchUnhealthyAtDown(etcd);
     let holding = "";
     let holds = 0;
     const leaseWatched: KubeClient = Object.create(kube);
@@ -251,7 +251,7 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
       const done = await runRollout(leaseWatched, talos, runOptions("harsh-recheck-last", { targetVersion: "v1.13.7", lastUpgradeVersion: "v1.13.6" }));
       assert.equal(done.phase, "Done");
     } finally {
-      etcd.nodeDown = nodeDown;
+      restore();
     }
     assert.equal(holding, "cp-2", "cp-3's member failed while the Lease was held for cp-2's reboot");
     assert.deepEqual(unhealthyAtDown, [], "before the fix cp-2 rebooted with cp-3's member unhealthy");
