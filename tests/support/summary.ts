@@ -10,18 +10,18 @@ function main(args: string[]): number {
   const lost: string[] = [];
   for (const arg of args) {
     const [name, file] = arg.split("=", 2);
-    let half: RunSummary;
+    let group: RunSummary;
     try {
-      half = JSON.parse(fs.readFileSync(file!, "utf8")) as RunSummary;
+      group = JSON.parse(fs.readFileSync(file!, "utf8")) as RunSummary;
     } catch {
       lost.push(name!);
       continue;
     }
-    total.passed += half.passed;
-    total.failed += half.failed;
-    total.skipped += half.skipped;
-    total.files.push(...half.files);
-    total.slowest.push(...half.slowest);
+    total.passed += group.passed;
+    total.failed += group.failed;
+    total.skipped += group.skipped;
+    total.files.push(...group.files);
+    total.slowest.push(...group.slowest);
   }
   process.stdout.write(formatTimings(total));
   for (const name of lost) process.stdout.write(`\ngroup ${name} wrote no summary: it crashed or was killed (its log is above)\n`);
