@@ -66,14 +66,19 @@ export async function freshNamespace(cp: ControlPlane, prefix = "t"): Promise<st
   return name;
 }
 
+/** A new ServiceAccount `name` of `ns` and a real bearer token for it (a TokenRequest). */
+export async function serviceAccountToken(cp: ControlPlane, ns: string, name: string): Promise<string> {
+  const core = kubeConfigOf(cp).makeApiClient(k8s.CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
+  return (await core.createNamespacedServiceAccountToken({ name, namespace: ns, body: { spec: { audiences: [] } } })).status!.token;
+}
+
 /**
  * A kubeconfig for a new ServiceAccount `name` of `ns` (a real bearer token from a TokenRequest): a pipeline's
  * credentials with exactly the RBAC the test binds to it, not the admin's.
  */
 export async function serviceAccountKubeconfig(cp: ControlPlane, ns: string, name: string): Promise<string> {
-  const core = kubeConfigOf(cp).makeApiClient(k8s.CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
-  const token = (await core.createNamespacedServiceAccountToken({ name, namespace: ns, body: { spec: { audiences: [] } } })).status!.token;
+  const token = await serviceAccountToken(cp, ns, name);
   const base = YAML.parse(cp.kubeconfig);
   return YAML.stringify({
     apiVersion: "v1", kind: "Config", clusters: [{ ...base.clusters[0], name: "c" }], users: [{ name: "u", user: { token } }],

@@ -10,7 +10,7 @@ import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { createKubeApi } from "../../../provider/kube";
 import type { ControlPlane } from "../../../sim/controlplane";
-import { freshNamespace, kubeConfigOf, testControlPlane } from "../../support/kube";
+import { freshNamespace, kubeConfigOf, serviceAccountToken, testControlPlane } from "../../support/kube";
 
 function silentServer(): Promise<{ port: number; close(): void }> {
   return new Promise((resolve) => {
@@ -75,18 +75,17 @@ function kubeconfigWithUser(cpKubeconfig: string, user: Record<string, unknown>,
 }
 
 /** A real bearer token of a ServiceAccount allowed to read Nodes (the built-in `view` role does not cover them). */
-async function serviceAccountToken(cp: ControlPlane): Promise<string> {
+async function nodeReaderToken(cp: ControlPlane): Promise<string> {
   const ns = await freshNamespace(cp, "cred");
   const kc = kubeConfigOf(cp);
-  await kc.makeApiClient(k8s.CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: "pipeline" } } });
+  const token = await serviceAccountToken(cp, ns, "pipeline");
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   await rbac.createClusterRole({ body: { metadata: { name: `${ns}-nodes` }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "get"] }] } });
   await rbac.createClusterRoleBinding({ body: {
     metadata: { name: `${ns}-nodes` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${ns}-nodes` },
     subjects: [{ kind: "ServiceAccount", name: "pipeline", namespace: ns }],
   } });
-  const r = await kc.makeApiClient(k8s.CoreV1Api).createNamespacedServiceAccountToken({ name: "pipeline", namespace: ns, body: { spec: { audiences: [] } } });
-  return r.status!.token;
+  return token;
 }
 
 /** Rejects with `call`'s error, or after 20 s (so a hang fails the test instead of timing it out). */
@@ -103,7 +102,7 @@ describe("integration: kube port — credentials (exec plugin, token file)", fun
 
   before(async () => {
     cp = await testControlPlane();
-    token = await serviceAccountToken(cp);
+    token = await nodeReaderToken(cp);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "kubeconfig-"));
     // The plugin: counts its runs, keeps the ExecCredential request it was given, and answers with the token in
     // ./token — or hangs (./hang), or fails with an id_token on stderr (./fail).
