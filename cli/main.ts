@@ -7,6 +7,7 @@ const commands: Record<string, { summary: string; load: () => { run(argv: string
   validate: { summary: "validate an Omni cluster template offline", load: () => require("./validate") },
   plan: { summary: "print the ordered rollout plan against a live or simulated cluster", load: () => require("./plan") },
   status: { summary: "print the live upgrade status mirrored into the cluster", load: () => require("./status") },
+  report: { summary: "report the last rollout as Markdown (--markdown) or a self-contained HTML timeline (--html FILE)", load: () => require("./report") },
   stop: { summary: "ask the rollout running on a cluster to stop before its next node", load: () => require("./stop") },
   rbac: { summary: "print the least-privilege RBAC the pipeline's kubeconfig needs", load: () => require("./rbac") },
   sim: { summary: "start, stop, inspect or fault a local simulated Talos cluster (up|down|status|fault|recover)", load: () => require("./sim") },

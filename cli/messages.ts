@@ -24,6 +24,45 @@ shaped like \`omnictl get talosupgradestatus <cluster> -o yaml\`.
   --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
   --json           print JSON instead of YAML`;
 
+export const REPORT_USAGE = `usage: talos-gate report [--kubeconfig K] [--cluster NAME] [--markdown] [--html FILE]
+Reports the last rollout from the status it mirrors into the cluster (ConfigMap kube-system/talos-gate-status-<cluster>):
+per node the gate wait, drain, install, reboot and back times; per check its attempts and last failure.
+  --kubeconfig K   kubeconfig file (default: as kubectl finds it: $KUBECONFIG, a list of files merged, else ~/.kube/config)
+  --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
+  --markdown       print a Markdown table for a pull-request comment (the default)
+  --html FILE      write one self-contained HTML page (inline SVG and CSS, nothing loaded from the network) with a
+                   timeline: one lane per node, its phases coloured, and the checks' holds on their own lanes`;
+
+/** The words of `talos-gate report` (Markdown and HTML). */
+export const reportMsg = {
+  title: (cluster: string) => `talos-gate rollout of cluster ${cluster}`,
+  summary: (phase: string, target: string, machines: number, total: string) =>
+    `${phase}${target ? ` · target ${target}` : ""} · ${machines} machine${machines === 1 ? "" : "s"}${total ? ` · ${total}` : ""}`,
+  started: (at: string) => `started ${at}`,
+  running: "still running: times up to the last status update",
+  failed: (error: string) => `failed: ${error}`,
+  nodeColumns: ["node", "role", "from → to", "state", "gate wait", "drain", "install", "reboot", "back", "total"],
+  checkColumns: ["check", "state", "attempts", "holds", "last failure"],
+  noChecks: "no healthchecks or conditions gated this rollout",
+  noNodes: "no machines in this rollout",
+  olderMirror: "phase times are unknown where an earlier release wrote the status (it did not store them); totals are shown",
+  phase: { gate: "gate hold", install: "install", drain: "drain", reboot: "reboot", back: "back", upgrade: "upgrade (phases unknown)", hold: "check held the gate" } as Record<string, string>,
+  checksLane: "checks",
+  nodesLane: "nodes",
+  axis: "time since the rollout started",
+  skipped: "already on the target",
+  setAside: "not ready: set aside",
+  pending: "not started",
+  legend: "legend",
+  neverHeld: "never held the gate",
+  stillHolding: " (still holding)",
+  attempts: (n: number) => `${n} attempt${n === 1 ? "" : "s"}`,
+  htmlHeading: (cluster: string) => `Rollout of ${cluster}`,
+  wroteHtml: (file: string, nodes: number, checks: number) => `wrote ${file}: ${nodes} node lane${nodes === 1 ? "" : "s"}, ${checks} check lane${checks === 1 ? "" : "s"}`,
+  writeFailed: (file: string, detail: string) => `cannot write ${file}: ${detail}; pass a writable path to --html`,
+  nothingRan: (cluster: string) => `the upgrade status of cluster ${cluster} has no rollout yet (no start time): run \`pulumi up\` with a version change first`,
+};
+
 export const TOOLCHAIN_USAGE = (cacheDir: string) => `usage: talos-gate toolchain [--check] [--from DIR]
 Gets the binaries \`talos-gate sim\` runs — kube-apiserver, etcd, kubectl, kube-controller-manager and kube-scheduler — at
 the versions this release pins, and prints each one's version and where it came from. Each is looked for in

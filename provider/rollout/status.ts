@@ -6,6 +6,7 @@ import type { NodeUpgradeStep, Role, CheckOutcome } from "./ports";
 import type { Plan, RolloutMode } from "./plan";
 import * as msg from "./messages";
 import { outcomeDetail } from "./gate";
+import { recordTimeline } from "./timeline";
 
 export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed";
 /** `skipped`: already on the target; `set-aside`: not ready when its turn came, not upgraded by this run. */
@@ -37,6 +38,8 @@ export interface MachineStatus {
    * boots at the node's next reboot, ungated. A later run finishes it, or a revert disarms it (issue 18.4).
    */
   armed?: string;
+  /** When each phase of its upgrade began, compactly (provider/rollout/timeline.ts); for `talos-gate report`. */
+  marks?: string;
 }
 
 export interface HealthcheckStatus {
@@ -50,6 +53,8 @@ export interface HealthcheckStatus {
   lastReason?: string;
   /** Start of the last evaluation (ISO 8601). */
   lastRun?: string;
+  /** The spans in which it held the gate, compactly (provider/rollout/timeline.ts); for `talos-gate report`. */
+  holds?: string;
 }
 
 export interface HistoryEntry {
@@ -402,7 +407,7 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
 
 /** Applies one event and records its progress line in the bounded history. Never mutates `status`. */
 export function reduce(status: UpgradeStatus, event: StatusEvent): UpgradeStatus {
-  const next = derive({ ...apply(status, event), updatedAt: iso(event.at) });
+  const next = derive({ ...recordTimeline(apply(status, event), event), updatedAt: iso(event.at) });
   const line = transitionLine(event, next);
   if (line === undefined || next.historyLimit === 0) return next;
   const history = [...next.history, { at: iso(event.at), event: event.type, line }];
