@@ -161,14 +161,14 @@ describe("rollout/status", () => {
 
     // per-healthcheck state: the last failure stays visible while re-running, is cleared on pass
     assert.deepEqual(snapshots[4].healthchecks, [
-      { id: CEPH, state: "RUNNING", attempts: 2, detail: "waiting to complete", lastReason: "ceph is not healthy HEALTH_WARN 1 osd down", lastRun: iso(33) },
+      { id: CEPH, state: "RUNNING", attempts: 2, detail: "waiting to complete", lastReason: "ceph is not healthy HEALTH_WARN 1 osd down", lastRun: iso(33), holds: "3000-" },
     ]);
-    assert.deepEqual(status.healthchecks, [{ id: CEPH, state: "PASSED", attempts: 3, detail: "", lastRun: iso(82) }], "attempts count every evaluation of the run");
+    assert.deepEqual(status.healthchecks, [{ id: CEPH, state: "PASSED", attempts: 3, detail: "", lastRun: iso(82), holds: "3000-35000" }], "attempts count every evaluation of the run");
 
     // per-machine state
     assert.deepEqual(status.machines.find((m) => m.name === "cp-1"), {
       name: "cp-1", role: "controlplane", machineSet: "cp", from: OLD, to: NEW, state: "done", wave: 1, step: "back",
-      version: NEW, started: iso(40), finished: iso(81), durationMs: 41_000,
+      version: NEW, started: iso(40), finished: iso(81), durationMs: 41_000, marks: "g1000 d50000 r60000 b81000",
     });
     assert.deepEqual(status.machines.map((m) => [m.name, m.state, m.wave]), [
       ["cp-1", "done", 1], ["cp-2", "done", 2], ["w-1", "done", 3], ["w-2", "done", 3], ["w-3", "done", 4],
