@@ -1,5 +1,5 @@
 // What `talos-gate plan` and `talos-gate status` share: option parsing (node:util parseArgs), the kubeconfig
-// (--kubeconfig, else $KUBECONFIG), and the mirrored upgrade statuses (ConfigMaps kube-system/talos-gate-status-*,
+// (as kubectl finds it), and the mirrored upgrade statuses (ConfigMaps kube-system/talos-gate-status-*,
 // written by the rollout through the Kubernetes port).
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -8,6 +8,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { apiMessage, isNotFound } from "../provider/kube/errors";
 import { CLUSTER_LABEL, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "../provider/kube/labels";
 import { decodeStatus } from "../provider/kube/status";
+import { loadKubeconfig } from "./kubeconfig";
 import { CliError, cliMsg } from "./messages";
 
 /**
@@ -48,21 +49,16 @@ export function printable(text: string): string {
   return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "");
 }
 
-/** A file named by a flag or an environment variable; a `:`-separated list (as KUBECONFIG allows) uses its first entry. */
+/** A file named by a flag or an environment variable; a `:`-separated list uses its first entry. */
 function fileFrom(flag: string | undefined, env: string | undefined): string | undefined {
   if (flag !== undefined && flag !== "") return flag;
   const first = (env ?? "").split(path.delimiter).find((p) => p !== "");
   return first;
 }
 
+/** The kubeconfig as kubectl finds it (cli/kubeconfig.ts: --kubeconfig, else $KUBECONFIG's files merged, else ~/.kube/config). */
 export function readKubeconfig(flag: string | undefined): { file: string; text: string } {
-  const file = fileFrom(flag, process.env.KUBECONFIG);
-  if (!file) throw new CliError(cliMsg.noKubeconfig());
-  try {
-    return { file, text: fs.readFileSync(file, "utf8") };
-  } catch (err) {
-    throw new CliError(cliMsg.kubeconfigUnreadable(file, (err as Error).message.replace(/^[A-Z]+: /, "")));
-  }
+  return loadKubeconfig(flag);
 }
 
 export function readTalosconfig(flag: string | undefined): { file: string; text: string } | undefined {
@@ -125,6 +121,11 @@ export async function readMirroredStatus(core: k8s.CoreV1Api, cluster: string): 
     if (isNotFound(err)) return undefined;
     throw new CliError(cliMsg.readStatusFailed(cluster, `${SYSTEM_NAMESPACE}/${statusConfigMapName(cluster)}`, apiMessage(err)));
   }
+  return mirroredFrom(cm, cluster);
+}
+
+/** The mirrored status a ConfigMap holds (undefined if none); a CliError when it does not parse. */
+export function mirroredFrom(cm: k8s.V1ConfigMap, cluster: string): MirroredStatus | undefined {
   let status: unknown;
   try {
     status = decodeStatus(cm);
@@ -135,3 +136,4 @@ export async function readMirroredStatus(core: k8s.CoreV1Api, cluster: string): 
   if (typeof status !== "object" || status === null) throw new CliError(cliMsg.statusUnreadable(cluster, "not a status object"));
   return { cluster, configMap: cm, status: status as Record<string, any> };
 }
+

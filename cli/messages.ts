@@ -7,7 +7,7 @@ export const PLAN_USAGE = `usage: talos-gate plan --version V [--kubeconfig K] [
 Prints the ordered rollout plan (waves, nodes, from → to, gates) against the cluster in the kubeconfig, without
 changing anything. Machines are read from the Kubernetes Nodes; with a talosconfig each node's running version is
 read from Talos itself. The upgrade status mirrored by the last run (if any) tells whether the change is a revert.
-  --kubeconfig K           kubeconfig file (default: $KUBECONFIG)
+  --kubeconfig K           kubeconfig file (default: as kubectl finds it: $KUBECONFIG, a list of files merged, else ~/.kube/config)
   --talosconfig T          talosconfig file (default: $TALOSCONFIG; without one, versions come from the Nodes)
   --cluster NAME           cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
   --version V              target Talos version, e.g. v1.13.2
@@ -17,12 +17,17 @@ read from Talos itself. The upgrade status mirrored by the last run (if any) tel
   --last-upgrade-version V the version the cluster last converged to (default: from the mirrored status)
   --json                   print the plan as JSON`;
 
-export const STATUS_USAGE = `usage: talos-gate status [--kubeconfig K] [--cluster NAME] [--json]
-Prints the live upgrade status a rollout mirrors into the cluster (ConfigMap kube-system/talos-gate-status-<cluster>),
-shaped like \`omnictl get talosupgradestatus <cluster> -o yaml\`.
-  --kubeconfig K   kubeconfig file (default: $KUBECONFIG)
-  --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
-  --json           print JSON instead of YAML`;
+export const STATUS_USAGE = `usage: talos-gate status [--kubeconfig K] [--cluster NAME] [-o table|yaml|json] [--watch]
+Prints the live upgrade status a rollout mirrors into the cluster (ConfigMap kube-system/talos-gate-status-<cluster>):
+a table of the machines (node, role, from → to, state, duration) above the document shaped like
+\`omnictl get talosupgradestatus <cluster> -o yaml\`.
+  --kubeconfig K      kubeconfig file (default: as kubectl finds it: $KUBECONFIG, a list of files merged, else ~/.kube/config)
+  --cluster NAME      cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
+  -o, --output FMT    table (the table only), yaml (the document only) or json (the document as JSON)
+  --json              the same as -o json
+  -w, --watch         print again on each change of the status (a Kubernetes watch, not polling) until interrupted;
+                      a terminal is redrawn in place, a pipe gets one document per change (yaml and the default separated
+                      by ---, json one object per line)`;
 
 export const REPORT_USAGE = `usage: talos-gate report [--kubeconfig K] [--cluster NAME] [--markdown] [--html FILE]
 Reports the last rollout from the status it mirrors into the cluster (ConfigMap kube-system/talos-gate-status-<cluster>):
@@ -80,7 +85,7 @@ export const STOP_USAGE = `usage: talos-gate stop [--kubeconfig K] [--cluster NA
 Asks the rollout running on the cluster to stop before its next node, through the cluster itself (an annotation on
 its Lease kube-system/talos-gate-<cluster>), from any shell or pipeline step that has the kubeconfig. The node in
 flight finishes; the next \`pulumi up\` resumes where it stopped.
-  --kubeconfig K   kubeconfig file (default: $KUBECONFIG)
+  --kubeconfig K   kubeconfig file (default: as kubectl finds it: $KUBECONFIG, a list of files merged, else ~/.kube/config)
   --cluster NAME   cluster name used by the TalosUpgrade (default: the only cluster with a mirrored status)
   --no-wait        return once the request is written, without waiting for the rollout to stop
   --timeout D      longest wait for the rollout to stop, a Go duration (default 30m: a node in flight finishes first)`;
@@ -106,8 +111,8 @@ export const cliMsg = {
   versionRequired: () => "--version is required: the Talos version to plan the upgrade to, e.g. --version v1.13.2",
   notANumber: (opt: string, value: string) => `${opt} must be a whole number of machines, at least 1; got ${JSON.stringify(value)}`,
 
-  noKubeconfig: () =>
-    "no kubeconfig: pass --kubeconfig <file> or set KUBECONFIG to the kubeconfig of the workload cluster",
+  noKubeconfig: (homeFile: string) =>
+    `no kubeconfig: pass --kubeconfig <file>, set KUBECONFIG to the kubeconfig of the workload cluster, or put it at ${homeFile}`,
   kubeconfigUnreadable: (file: string, detail: string) =>
     `cannot read kubeconfig ${file}: ${detail}; pass the path of a readable kubeconfig file with --kubeconfig`,
   talosconfigUnreadable: (file: string, detail: string) =>
@@ -115,6 +120,14 @@ export const cliMsg = {
 
   clusterRequired: (clusters: readonly string[]) =>
     `the cluster has upgrade statuses of several TalosUpgrades (${clusters.join(", ")}); choose one with --cluster`,
+  statusTableColumns: ["NODE", "ROLE", "FROM → TO", "STATE", "DURATION"],
+  statusTableSummary: (cluster: string, phase: string, status: string, step: string) =>
+    `cluster ${cluster}: ${phase}${status ? `, ${status}` : ""}${step ? ` (${step})` : ""}`,
+  badOutput: (value: string) => `-o ${JSON.stringify(value)} is not an output format: use table, yaml or json`,
+  watchDeleted: (cluster: string) => `the upgrade status of cluster ${cluster} was deleted; waiting for the next rollout to write it`,
+  watchWaiting: (cluster: string) => `no upgrade status for cluster ${cluster} yet; waiting for a rollout to write it (Ctrl-C to stop)`,
+  watchFailed: (cluster: string, detail: string) =>
+    `cannot watch the upgrade status of cluster ${cluster}: ${detail}; the kubeconfig needs list and watch on configmaps in kube-system`,
   noStatus: (cluster: string) => `no upgrade status for cluster ${cluster} yet: run \`pulumi up\` first`,
   noStatusAtAll: () =>
     "no upgrade status in this cluster yet (no ConfigMap kube-system/talos-gate-status-*): run `pulumi up` first",
