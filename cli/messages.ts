@@ -121,8 +121,9 @@ export const cliMsg = {
   clusterRequired: (clusters: readonly string[]) =>
     `the cluster has upgrade statuses of several TalosUpgrades (${clusters.join(", ")}); choose one with --cluster`,
   statusTableColumns: ["NODE", "ROLE", "FROM → TO", "STATE", "DURATION"],
-  statusTableSummary: (cluster: string, phase: string, status: string, step: string) =>
-    `cluster ${cluster}: ${phase}${status ? `, ${status}` : ""}${step ? ` (${step})` : ""}`,
+  /** `detail`: the error of a failed run, else the step. */
+  statusTableSummary: (cluster: string, phase: string, status: string, detail: string) =>
+    `cluster ${cluster}: ${phase}${status ? `, ${status}` : ""}${detail ? ` (${detail})` : ""}`,
   badOutput: (value: string) => `-o ${JSON.stringify(value)} is not an output format: use table, yaml or json`,
   watchDeleted: (cluster: string) => `the upgrade status of cluster ${cluster} was deleted; waiting for the next rollout to write it`,
   watchWaiting: (cluster: string) => `no upgrade status for cluster ${cluster} yet; waiting for a rollout to write it (Ctrl-C to stop)`,

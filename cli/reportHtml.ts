@@ -19,11 +19,11 @@ const PALETTE: Record<Paint, { fill: string; text: string }> = {
 };
 
 const WIDTH = 1200;
-const LABEL = 210;
+const LABEL = 270;
 const RIGHT = 24;
 const LANE = 26;
 const GAP = 8;
-const AXIS = 34;
+const AXIS = 46;
 const SECTION = 26;
 
 export function esc(text: string): string {
@@ -45,9 +45,12 @@ function tickLabel(ms: number, step: number): string {
   return `${s}s`;
 }
 
+/** A label cut to what fits the label column (the full text stays in its tooltip). */
+const fit = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
+
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
 
-interface Lane { kind: "node" | "check"; key: string; label: string; sub: string; note?: string; spans: Array<{ paint: Paint; start: number; end: number; tip: string }> }
+interface Lane { kind: "node" | "check"; key: string; label: string; sub: string; note?: string; failedAt?: number; failure?: string; spans: Array<{ paint: Paint; start: number; end: number; tip: string }> }
 
 function nodeLane(n: NodeReport): Lane {
   const note = n.state === "skipped" ? reportMsg.skipped : n.state === "set-aside" ? reportMsg.setAside
@@ -55,6 +58,7 @@ function nodeLane(n: NodeReport): Lane {
   return {
     kind: "node", key: n.name, label: n.name, sub: `${n.role} · ${n.from || "?"} → ${n.to} · ${n.state}`,
     ...(note ? { note } : {}),
+    ...(n.state === "failed" && n.spans.length ? { failedAt: n.spans[n.spans.length - 1].end, failure: `${n.name}: ${n.state}${n.error ? `: ${n.error}` : ""}` } : {}),
     spans: n.spans.map((s: Span) => ({
       paint: s.phase, start: s.start, end: s.end,
       tip: `${n.name}: ${reportMsg.phase[s.phase]} ${reportDuration(s.end - s.start)} (${clock(s.start)} → ${clock(s.end)})`,
@@ -93,11 +97,15 @@ function timeline(r: RolloutReport): string {
       return `<g class="span" data-phase="${s.paint}"><rect x="${sx.toFixed(1)}" y="${y + 2}" width="${w.toFixed(1)}" height="${LANE - 4}" rx="3" fill="${p.fill}"><title>${esc(s.tip)}</title></rect>${label}</g>`;
     }).join("");
     const note = l.note ? `<text class="note" x="${LABEL + 8}" y="${y + LANE / 2 + 4}">${esc(l.note)}</text>` : "";
+    // A failed node ends with a mark in the error colour, its reason as a tooltip.
+    const failed = l.failedAt !== undefined
+      ? `<g class="failure"><rect x="${(x(l.failedAt) - 3).toFixed(1)}" y="${y}" width="4" height="${LANE}" fill="#a40e26"><title>${esc(l.failure ?? "")}</title></rect></g>`
+      : "";
     parts.push(
       `<g class="lane ${l.kind}-lane" data-${l.kind}="${esc(l.key)}">` +
       `<rect class="lane-bg" x="${LABEL}" y="${y}" width="${plot}" height="${LANE}" />` +
-      `<text class="lane-label" x="8" y="${y + 12}">${esc(l.label)}</text>` +
-      `<text class="lane-sub" x="8" y="${y + 23}">${esc(l.sub)}</text>${note}${spans}</g>`,
+      `<text class="lane-label" x="8" y="${y + 12}"><title>${esc(l.label)}</title>${esc(fit(l.label, 30))}</text>` +
+      `<text class="lane-sub" x="8" y="${y + 23}">${esc(fit(l.sub, 46))}</text>${note}${spans}${failed}</g>`,
     );
     y += LANE + GAP;
   };
@@ -114,12 +122,12 @@ function timeline(r: RolloutReport): string {
   for (let t = 0; t <= t1 - t0 + 1; t += step) {
     const tx = x(t0 + t).toFixed(1);
     ticks.push(`<line class="grid" x1="${tx}" x2="${tx}" y1="${AXIS - 6}" y2="${height - AXIS + 6}" />` +
-      `<text class="tick" x="${tx}" y="${AXIS - 12}">${tickLabel(t, step)}</text>` +
+      `<text class="tick" x="${tx}" y="${AXIS - 10}">${tickLabel(t, step)}</text>` +
       `<text class="tick" x="${tx}" y="${height - AXIS + 22}">${tickLabel(t, step)}</text>`);
   }
   return `<svg class="timeline" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-labelledby="timeline-title">` +
     `<title id="timeline-title">${esc(`${reportMsg.htmlHeading(r.cluster)}: ${reportMsg.axis}`)}</title>` +
-    `<text class="axis-title" x="${LABEL}" y="12">${esc(reportMsg.axis)}${r.startedAt !== undefined ? ` (${esc(new Date(r.startedAt).toISOString())})` : ""}</text>` +
+    `<text class="axis-title" x="${LABEL}" y="13">${esc(reportMsg.axis)}${r.startedAt !== undefined ? ` (${esc(new Date(r.startedAt).toISOString())})` : ""}</text>` +
     ticks.join("") + parts.join("") + `</svg>`;
 }
 

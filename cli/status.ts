@@ -93,7 +93,7 @@ export type StatusOutput = "default" | "table" | "yaml" | "json";
  * far, at `now`, while it runs).
  */
 export function statusTable(doc: ReturnType<typeof statusDocument>, now: number): string {
-  const spec = doc.spec as { machines: Array<Record<string, unknown>>; phasename: string; status: string; step: string };
+  const spec = doc.spec as { machines: Array<Record<string, unknown>>; phasename: string; status: string; step: string; error: string };
   const rows = spec.machines.map((m) => {
     const started = typeof m.started === "string" ? Date.parse(m.started) : NaN;
     const duration = typeof m.durationms === "number" ? reportDuration(m.durationms)
@@ -103,7 +103,7 @@ export function statusTable(doc: ReturnType<typeof statusDocument>, now: number)
   const head = cliMsg.statusTableColumns;
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("   ").trimEnd();
-  const summary = cliMsg.statusTableSummary(doc.metadata.id as string, spec.phasename, spec.status, spec.step);
+  const summary = cliMsg.statusTableSummary(doc.metadata.id as string, spec.phasename, spec.status, spec.error || spec.step);
   return [summary, line(head), ...rows.map(line)].join("\n") + "\n";
 }
 

@@ -1,6 +1,8 @@
 // `talos-gate plan` and `talos-gate status` as a user runs them (the real command in a child process, exit codes,
 // stdout/stderr) against one simulated cluster (1 control plane, 2 workers): before any run, after a run cancelled
-// mid-way (mixed versions → a change back is a revert), and after a completed run. The tests run in order.
+// mid-way (mixed versions → a change back is a revert), and after a completed run (gated by a check that holds once):
+// its status as a table and under --watch, and its report as Markdown and as an HTML page in a real browser. The tests
+// run in order.
 import * as assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -10,7 +12,8 @@ import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, FROM, runOptions, sim, TARGET } from "../rollout/helpers";
+import { artifactPath, openFile } from "../../support/browser";
+import { adapters, FROM, runOptions, shellCheck, sim, TARGET } from "../rollout/helpers";
 
 const CLUSTER = "clitest";
 const MAIN = path.join(__dirname, "..", "..", "..", "cli", "main.js");
@@ -89,9 +92,11 @@ describe("integration: cli — talos-gate plan and status against the sim", func
     });
 
     it("status and plan: a missing or unreadable kubeconfig is a clear error", async () => {
-      const none = await talosGate(["status"]);
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-home-"));
+      const none = await talosGate(["status"], { HOME: home });
       assert.equal(none.code, 1);
-      assert.equal(none.stderr, "talos-gate status: no kubeconfig: pass --kubeconfig <file> or set KUBECONFIG to the kubeconfig of the workload cluster\n");
+      assert.equal(none.stderr, "talos-gate status: no kubeconfig: pass --kubeconfig <file>, set KUBECONFIG to the kubeconfig of the " +
+        `workload cluster, or put it at ${path.join(home, ".kube", "config")}\n`);
       const missing = path.join(os.tmpdir(), "talos-gate-no-such-kubeconfig");
       const bad = await talosGate(["plan", "--version", TARGET], { KUBECONFIG: missing });
       assert.equal(bad.code, 1);
@@ -153,7 +158,7 @@ describe("integration: cli — talos-gate plan and status against the sim", func
     });
 
     it("status prints the mirrored status like omnictl (phase 3 Failed, the reason, versions, machines)", async () => {
-      const r = await talosGate(["status", "--kubeconfig", s.kubeconfigPath]);
+      const r = await talosGate(["status", "--kubeconfig", s.kubeconfigPath, "-o", "yaml"]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /^metadata:\n {2}namespace: kube-system\n {2}type: TalosUpgradeStatuses\.talos-gate\.dev\n {2}id: clitest\n {2}version: \d+\n/);
       assert.match(r.stdout, /\nspec:\n {2}phase: 3 # Failed\n/);
@@ -165,6 +170,46 @@ describe("integration: cli — talos-gate plan and status against the sim", func
       assert.equal(doc.spec.currentupgradeversion, TARGET);
       assert.deepEqual(doc.spec.upgradeversions, []);
       assert.deepEqual(doc.spec.machines.map((m: { name: string; state: string }) => [m.name, m.state]), [["cp-1", "done"], ["w-1", "pending"], ["w-2", "pending"]]);
+    });
+
+    it("status: a table of the machines above the YAML by default, the table alone with -o table", async () => {
+      const r = await talosGate(["status", "--kubeconfig", s.kubeconfigPath]);
+      assert.equal(r.code, 0, r.stderr);
+      const [table, yaml] = r.stdout.split(/\n\n(?=metadata:)/);
+      assert.match(table, /^cluster clitest: Failed, updating machines 2\/3 \(.+\)\n/);
+      const lines = table.split("\n").slice(1);
+      assert.match(lines[0], /^NODE +ROLE +FROM → TO +STATE +DURATION$/);
+      assert.match(lines[1], /^cp-1 +controlplane +v1\.12\.4 → v1\.13\.2 +done +\d+\.\ds$/);
+      assert.match(lines[2], /^w-1 +worker +v1\.12\.4 → v1\.13\.2 +pending$/);
+      assert.equal(YAML.parse(yaml).spec.phasename, "Failed");
+      const only = await talosGate(["status", "--kubeconfig", s.kubeconfigPath, "-o", "table"]);
+      assert.equal(only.code, 0, only.stderr);
+      assert.equal(only.stdout, table + "\n");
+      const bad = await talosGate(["status", "--kubeconfig", s.kubeconfigPath, "-o", "wide"]);
+      assert.equal(bad.code, 2);
+      assert.equal(bad.stderr, 'talos-gate status: -o "wide" is not an output format: use table, yaml or json\n');
+    });
+
+    it("status finds the kubeconfig as kubectl does: $KUBECONFIG's files merged (missing ones skipped, the first value wins), else ~/.kube/config", async () => {
+      const sim = YAML.parse(s.kubeconfig);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-kubeconfigs-"));
+      // The first file only picks a context over the second file's cluster and user; the second file's own
+      // current-context names no context at all: were it taken (the last file winning), the command would fail.
+      const picker = path.join(dir, "picker");
+      fs.writeFileSync(picker, YAML.stringify({ apiVersion: "v1", kind: "Config", "current-context": "picked",
+        contexts: [{ name: "picked", context: { cluster: sim.clusters[0].name, user: sim.users[0].name } }] }));
+      const base = path.join(dir, "base");
+      fs.writeFileSync(base, YAML.stringify({ ...sim, "current-context": "nowhere" }));
+      const list = [path.join(dir, "missing"), picker, base].join(path.delimiter);
+      const merged = await talosGate(["status", "-o", "json"], { KUBECONFIG: list });
+      assert.equal(merged.code, 0, merged.stderr);
+      assert.equal(JSON.parse(merged.stdout).metadata.id, CLUSTER);
+      const home = path.join(dir, "home");
+      fs.mkdirSync(path.join(home, ".kube"), { recursive: true });
+      fs.writeFileSync(path.join(home, ".kube", "config"), s.kubeconfig);
+      const fromHome = await talosGate(["status", "-o", "json"], { HOME: home });
+      assert.equal(fromHome.code, 0, fromHome.stderr);
+      assert.equal(JSON.parse(fromHome.stdout).metadata.id, CLUSTER);
     });
 
     it("plan back to the last converged version is an ungated revert of the mixed node", async () => {
@@ -188,12 +233,15 @@ describe("integration: cli — talos-gate plan and status against the sim", func
   describe("after a completed rollout", () => {
     before(async () => {
       const { kube, talos } = adapters(s);
-      await runRollout(kube, talos, runOptions(CLUSTER, { lastUpgradeVersion: FROM }));
+      // Fails its first run (the file does not exist yet), passes afterwards: the first gate holds once.
+      const flag = path.join(s.dir, "flaky-check-ran");
+      const flaky = shellCheck(CLUSTER, "flaky", `if [ ! -e ${flag} ]; then touch ${flag}; echo "replicas not ready: 2/3" >&2; exit 1; fi; echo ok`, 300);
+      await runRollout(kube, talos, runOptions(CLUSTER, { lastUpgradeVersion: FROM, healthchecks: [flaky] }));
       await kube.flush();
     });
 
     it("status: phase 2 Done, lastupgradeversion = target, empty status and step; --json is the same document", async () => {
-      const y = await talosGate(["status", "--cluster", CLUSTER], { KUBECONFIG: s.kubeconfigPath });
+      const y = await talosGate(["status", "--cluster", CLUSTER, "-o", "yaml"], { KUBECONFIG: s.kubeconfigPath });
       assert.equal(y.code, 0, y.stderr);
       const doc = YAML.parse(y.stdout);
       assert.deepEqual(
@@ -206,6 +254,105 @@ describe("integration: cli — talos-gate plan and status against the sim", func
       const j = await talosGate(["status", "--cluster", CLUSTER, "--json"], { KUBECONFIG: s.kubeconfigPath });
       assert.equal(j.code, 0, j.stderr);
       assert.deepEqual(JSON.parse(j.stdout), doc);
+    });
+
+    it("report --markdown: per node the gate wait, drain, install, reboot, back and total; per check its attempts, holds and last failure", async () => {
+      const r = await talosGate(["report", "--kubeconfig", s.kubeconfigPath, "--markdown"]);
+      assert.equal(r.code, 0, r.stderr);
+      const md = r.stdout;
+      assert.match(md, /^### talos-gate rollout of cluster clitest\n\nDone · target v1\.13\.2 · 3 machines · [\dms.]+ · started \S+Z\n/);
+      assert.match(md, /\n\| node \| role \| from → to \| state \| gate wait \| drain \| install \| reboot \| back \| total \|\n/);
+      const row = (node: string) => md.split("\n").find((l) => l.startsWith(`| ${node} |`))!.split(" | ").slice(1);
+      const time = /^\d+\.\ds$/;
+      for (const node of ["w-1", "w-2"]) {
+        const [role, versions, state, ...times] = row(node);
+        assert.deepEqual([role, versions, state], ["worker", "v1.12.4 → v1.13.2", "done"], node);
+        // Every phase of the LifecycleService path was seen, each with its time.
+        times[times.length - 1] = times[times.length - 1].replace(/ \|$/, "");
+        assert.equal(times.length, 6);
+        for (const t of times) assert.match(t, time, `${node}: ${times.join(", ")}`);
+      }
+      assert.deepEqual(row("cp-1").slice(0, 3), ["controlplane", "v1.13.2 → v1.13.2", "skipped"], "cp-1 was upgraded by the cancelled run");
+      assert.match(md, /\n\| cluster-clitest-flaky \| PASSED \| 3 \| 1 \([\d.]+s\) \| — \|\n/);
+    });
+
+    it("report --html: one self-contained page that loads in a real browser without an error, with a lane per node and per check, and a screenshot", async function () {
+      this.timeout(120_000);
+      const file = path.join(s.dir, "report.html");
+      const r = await talosGate(["report", "--kubeconfig", s.kubeconfigPath, "--html", file]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, `wrote ${file}: 3 node lanes, 1 check lane\n`);
+      const { page, errors, requests } = await openFile(file);
+      const lanes = await page.$$eval("g.node-lane", (gs) => gs.map((g) => ({
+        node: g.getAttribute("data-node"),
+        phases: [...g.querySelectorAll("g.span")].map((sp) => sp.getAttribute("data-phase")),
+        widths: [...g.querySelectorAll("g.span rect")].map((rc) => rc.getBoundingClientRect().width),
+      })));
+      assert.deepEqual(lanes.map((l) => l.node), ["w-1", "w-2", "cp-1"]);
+      for (const l of lanes.slice(0, 2)) {
+        assert.deepEqual([...l.phases].sort(), ["back", "drain", "gate", "install", "reboot"], `${l.node}: ${l.phases}`);
+        assert.ok(l.widths.every((w) => w >= 2), `${l.node}: every span is drawn (${l.widths})`);
+      }
+      assert.deepEqual(lanes[2].phases, [], "cp-1 (skipped) has no span");
+      const checks = await page.$$eval("g.check-lane", (gs) => gs.map((g) => [g.getAttribute("data-check"), g.querySelectorAll('g.span[data-phase="hold"]').length]));
+      assert.deepEqual(checks, [["cluster-clitest-flaky", 1]]);
+      assert.equal(await page.locator(".legend li").count(), 6);
+      assert.ok((await page.locator("text.tick").count()) >= 4, "an axis with ticks");
+      const shot = artifactPath("report-timeline.png");
+      await page.screenshot({ path: shot, fullPage: true });
+      assert.ok(fs.statSync(shot).size > 10_000, `a screenshot at ${shot}`);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(requests, [], "the page fetches nothing");
+      await page.context().close();
+    });
+
+    it("status --watch prints the status again on each change of the mirror (a watch), until interrupted", async () => {
+      const e: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: s.kubeconfigPath };
+      const child = spawn(process.execPath, ["--no-deprecation", MAIN, "status", "--watch", "-o", "json"], { env: e, stdio: ["ignore", "pipe", "pipe"] });
+      const frames: Array<{ at: number; doc: { spec: { step: string } } }> = [];
+      let buffered = "", stderr = "";
+      let wake: (() => void) | undefined;
+      child.stdout.on("data", (d) => {
+        buffered += d;
+        for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
+          frames.push({ at: Date.now(), doc: JSON.parse(buffered.slice(0, i)) });
+          buffered = buffered.slice(i + 1);
+          wake?.();
+        }
+      });
+      child.stderr.on("data", (d) => (stderr += d));
+      const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+      const frame = async (n: number) => {
+        const bound = setTimeout(() => wake?.(), 30_000);
+        while (frames.length < n && Date.now() - start < 30_000) await new Promise<void>((r) => (wake = r));
+        clearTimeout(bound);
+        assert.ok(frames.length >= n, `frame ${n} within 30 s; stderr: ${stderr}`);
+      };
+      const start = Date.now();
+      try {
+        await frame(1);
+        assert.equal(frames[0].doc.spec.step, "");
+        const kc = new k8s.KubeConfig();
+        kc.loadFromString(s.kubeconfig);
+        const core = kc.makeApiClient(k8s.CoreV1Api);
+        const name = `talos-gate-status-${CLUSTER}`;
+        const cm = await core.readNamespacedConfigMap({ name, namespace: "kube-system" });
+        const status = JSON.parse(cm.data!["status.json"]);
+        const written = Date.now();
+        await core.replaceNamespacedConfigMap({ name, namespace: "kube-system", body: { ...cm, data: { ...cm.data, "status.json": JSON.stringify({ ...status, step: "watched" }) } } });
+        await frame(2);
+        assert.equal(frames[1].doc.spec.step, "watched");
+        console.log(`      the change was printed ${frames[1].at - written} ms after it was written`);
+        // Back as it was (the next test reads it).
+        const now = await core.readNamespacedConfigMap({ name, namespace: "kube-system" });
+        await core.replaceNamespacedConfigMap({ name, namespace: "kube-system", body: { ...now, data: cm.data } });
+        await frame(3);
+        assert.equal(frames[2].doc.spec.step, "");
+      } finally {
+        child.kill("SIGINT");
+      }
+      assert.equal(await closed, 0, stderr);
+      assert.equal(frames.length, 3, "one frame per change");
     });
 
     it("plan: nothing to do", async () => {
