@@ -120,7 +120,8 @@ export function run(argv: string[]): Promise<number> {
   return withCliErrors("status", () => body(argv));
 }
 
-function outputOf(o: { output?: string; json?: boolean }): StatusOutput {
+/** The output `-o` / `--json` ask for. */
+export function outputOf(o: { output?: string; json?: boolean }): StatusOutput {
   if (o.json) return "json";
   if (o.output === undefined) return "default";
   if (o.output === "table" || o.output === "yaml" || o.output === "json") return o.output;

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { reportHtml, tickStep } from "../../../cli/reportHtml";
 import { mdCell, reportMarkdown } from "../../../cli/reportMarkdown";
 import { buildReport, reportDuration } from "../../../cli/reportModel";
+import { outputOf } from "../../../cli/status";
 
 const T0 = Date.UTC(2026, 10, 29, 20, 0, 0);
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -106,5 +107,11 @@ describe("cli/report", () => {
     assert.deepEqual([reportDuration(400), reportDuration(12_345), reportDuration(125_000), reportDuration(3_612_000), reportDuration(undefined)],
       ["0.4s", "12.3s", "2m5s", "1h0m12s", "—"]);
     assert.deepEqual([tickStep(3_000), tickStep(100_000), tickStep(3 * 3600_000)], [500, 15_000, 1800_000]);
+  });
+
+  it("status -o: table, yaml or json (--json the same as -o json); anything else is a usage error", () => {
+    assert.deepEqual([outputOf({}), outputOf({ output: "table" }), outputOf({ output: "yaml" }), outputOf({ json: true })], ["default", "table", "yaml", "json"]);
+    assert.throws(() => outputOf({ output: "wide" }), (e: Error & { exitCode?: number }) =>
+      e.message === '-o "wide" is not an output format: use table, yaml or json' && e.exitCode === 2);
   });
 });
