@@ -5,6 +5,7 @@ import { reportHtml, tickStep } from "../../../cli/reportHtml";
 import { mdCell, reportMarkdown } from "../../../cli/reportMarkdown";
 import { buildReport, reportDuration } from "../../../cli/reportModel";
 import { outputOf } from "../../../cli/status";
+import { frame } from "../../../cli/watch";
 
 const T0 = Date.UTC(2026, 10, 29, 20, 0, 0);
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -113,5 +114,11 @@ describe("cli/report", () => {
     assert.deepEqual([outputOf({}), outputOf({ output: "table" }), outputOf({ output: "yaml" }), outputOf({ json: true })], ["default", "table", "yaml", "json"]);
     assert.throws(() => outputOf({ output: "wide" }), (e: Error & { exitCode?: number }) =>
       e.message === '-o "wide" is not an output format: use table, yaml or json' && e.exitCode === 2);
+  });
+
+  it("status --watch frames: a terminal is redrawn in place; a pipe gets YAML documents separated by --- or one JSON object per line", () => {
+    assert.equal(frame("a: 1\n", "yaml", true, false), "\u001b[H\u001b[2Ja: 1\n");
+    assert.equal(frame("a: 1\n", "yaml", false, true) + frame("a: 2\n", "default", false, false), "a: 1\n---\na: 2\n");
+    assert.equal(frame('{\n  "a": 1\n}\n', "json", false, false), '{"a":1}\n');
   });
 });
