@@ -182,6 +182,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       lastUpgradeVersion: trustedLastVersion(spec, id, previous, mirrored, "run"),
       holdTimeoutMs: spec.holdTimeoutMs,
       nodeTimeoutMs: spec.nodeTimeoutMs,
+      drain: spec.drain,
       readyPollMs: 500,
       signal: abort.signal,
       onStatus: (s) => { last = s; },

@@ -17,7 +17,8 @@ import { composeHealthcheckInput } from "../template/healthcheckInput";
 import { validateNodeHook, type NodeHook } from "../template/hooks";
 import { isValidVersion } from "../version";
 import { machineOverride, setFields, type MachineOverride } from "./cluster";
-import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT, DEFAULT_VOLUME_DETACH } from "./defaults";
+import type { DrainMode } from "../rollout/ports";
+import { DEFAULT_DRAIN, DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT, DEFAULT_VOLUME_DETACH, DRAIN_MODES } from "./defaults";
 import { clusterName, clusterNameProblem, goDuration } from "./fields";
 import * as msg from "./messages";
 import {
@@ -182,6 +183,9 @@ function composeHooks(v: unknown, cluster: string, files: FileReader): { hooks: 
   return { hooks, failures };
 }
 
+/** Omitted (state of earlier releases too): the default. */
+const drain = z.enum(DRAIN_MODES, { error: (iss) => msg.drainInvalid(iss.input) }).nullish().transform((v): DrainMode => v ?? DEFAULT_DRAIN);
+
 const version = z.string({ error: (iss) => msg.versionInvalid(iss.input) })
   .refine(isValidVersion, { error: (iss) => msg.versionInvalid(iss.input) });
 
@@ -196,6 +200,7 @@ function fields(files: FileReader) {
     holdTimeout: goDuration("holdTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_HOLD_TIMEOUT }),
     nodeTimeout: goDuration("nodeTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_NODE_TIMEOUT }),
     strategy,
+    drain,
     healthchecks: healthchecks(files),
     /** The checks' ids as derived from their inputs (the preview plan names them before they exist). */
     healthcheckIds: z.array(z.string()).nullish(),
@@ -298,6 +303,8 @@ export interface TalosUpgradeSpec {
   strategy: RolloutStrategy;
   holdTimeoutMs: number;
   nodeTimeoutMs: number;
+  /** Whether a node is drained before its reboot: always, never, or unless no other node could take its pods. */
+  drain: DrainMode;
   /** Condition gates, soak, maintenance windows, node hooks and the volume-detach bound. */
   gates: GateInputs;
 }
@@ -328,6 +335,7 @@ function toSpec(p: Fields, files: FileReader): TalosUpgradeSpec {
     strategy: p.strategy,
     holdTimeoutMs: p.holdTimeout,
     nodeTimeoutMs: p.nodeTimeout,
+    drain: p.drain,
     gates: {
       conditions: p.conditions,
       soakMs: p.soakTime,
@@ -361,6 +369,7 @@ export function rolloutKey(s: TalosUpgradeSpec): string {
     installer: s.installer,
     holdTimeoutMs: s.holdTimeoutMs,
     nodeTimeoutMs: s.nodeTimeoutMs,
+    drain: s.drain,
     strategy: {
       workerParallelism: s.strategy.workerParallelism ?? 1,
       machineSetParallelism: s.strategy.machineSetParallelism ?? {},

@@ -53,6 +53,9 @@ export interface Machine {
   machineSet: string;
 }
 
+/** How a node is drained before its reboot: always, never (cordon only), or unless no other node could take its pods. */
+export type DrainMode = "auto" | "always" | "never";
+
 /** A composed runner Job, ready to submit: what provider/template/compose.ts builds. */
 export type HealthcheckJob = ComposedHealthcheckJob;
 

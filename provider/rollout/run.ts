@@ -4,7 +4,7 @@
 // run left), cleanup.ts (the end of every run), context.ts (status, stop signal, live machines). Everything the user
 // sees is built by the pure core (plan, gate, status, messages).
 
-import type { HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
+import type { DrainMode, HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
 import type { MaintenanceSchedule } from "../schedule";
 import { deadline, systemClock, type Clock } from "./clock";
 import { cleanUp } from "./cleanup";
@@ -40,6 +40,11 @@ export interface RunOptions {
   holdTimeoutMs: number;
   /** Longest one node may take from start of its upgrade until Ready on the target. */
   nodeTimeoutMs: number;
+  /**
+   * Before a node's reboot: "always" drains it (today's behaviour), "never" only cordons it, "auto" (default) drains it
+   * unless no other node could take its pods.
+   */
+  drain?: DrainMode;
   /** Drain budget per node (default: nodeTimeoutMs). */
   drainTimeoutMs?: number;
   /** Poll interval while waiting for Ready (default 2 s). */
