@@ -56,6 +56,19 @@ export interface Machine {
 /** How a node is drained before its reboot: always, never (cordon only), or unless no other node could take its pods. */
 export type DrainMode = "auto" | "always" | "never";
 
+/** A drain's outcome: drained, or only cordoned, with the pods that go down with the node and the budgets that breaks. */
+export type DrainOutcome =
+  | { drained: true }
+  | {
+    drained: false;
+    /** "never": the input said so; "nowhere": no other node could take any of the pods. */
+    why: "never" | "nowhere";
+    /** The pods a drain would have evicted ("namespace/name", sorted). */
+    pods: string[];
+    /** The PodDisruptionBudgets those pods going down violate ("namespace/name", sorted). */
+    pdbs: string[];
+  };
+
 /** A composed runner Job, ready to submit: what provider/template/compose.ts builds. */
 export type HealthcheckJob = ComposedHealthcheckJob;
 
@@ -120,8 +133,12 @@ export interface KubeApi {
   runCheck(check: HealthcheckJob, opts?: { signal?: AbortSignal }): Promise<CheckOutcome>;
   /** Best-effort removal of every runner Job and pod (label `app.kubernetes.io/name=talos-gate-healthcheck`). */
   sweepRunners(): Promise<{ jobs: number; pods: number }>;
-  /** Cordon (as `owner`) + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming blockers. */
-  drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal }): Promise<void>;
+  /**
+   * Cordon (as `owner`) + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming
+   * blockers. With `mode` "never", or "auto" when no other node could take any of its pods, the node is only cordoned
+   * and the outcome names what goes down with it.
+   */
+  drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }): Promise<DrainOutcome>;
   /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
   uncordon(node: string, owner: string): Promise<boolean>;
   /** Removes talos-gate's cordon mark from a schedulable Node (a stale mark); resolves whether it did. */
