@@ -68,6 +68,12 @@ export interface TalosUpgradeArgs {
    * drains it (a PDB with nowhere to move its pods then blocks until nodeTimeout); "never" only cordons it. Default "auto".
    */
   drain?: pulumi.Input<"auto" | "always" | "never">;
+  /**
+   * "allow" lets a cluster with 2 control planes upgrade them one at a time although etcd loses quorum for each reboot
+   * (the API server is read-only meanwhile); every other etcd rule stays (all members healthy before, one at a time).
+   * Default "refuse": such a reboot stops the rollout, naming this input. The preview plan says which it will be.
+   */
+  etcdQuorumLoss?: pulumi.Input<"refuse" | "allow">;
   /** Checks that must all pass before each next node (or batch) goes down. */
   healthchecks?: Healthcheck[];
   strategy?: pulumi.Input<UpgradeStrategyArgs>;
@@ -175,6 +181,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       holdTimeout: args.holdTimeout ?? DEFAULT_HOLD_TIMEOUT,
       nodeTimeout: args.nodeTimeout ?? DEFAULT_NODE_TIMEOUT,
       drain: args.drain,
+      etcdQuorumLoss: args.etcdQuorumLoss,
       conditions,
       conditionIds: pulumi.all((args.conditions ?? []).map((c) => c.plannedId)),
       soakTime: args.soakTime,

@@ -468,3 +468,21 @@ export function nodeNotDrained(node: string, why: "never" | "nowhere", pods: rea
 export function stepNotDrained(node: string, why: "never" | "nowhere", pods: readonly string[], pdbs: readonly string[]): string {
   return `${node} not drained (${why === "never" ? 'drain "never"' : "no other node could take its pods"}): ${notDrainedCost(pods, pdbs)}`;
 }
+
+/** What a control plane's reboot costs when etcd cannot keep quorum through it (2 control planes). */
+export function quorumLossCost(node: string): string {
+  return `${node} down: etcd loses quorum for the reboot, the API server is read-only`;
+}
+
+export function etcdQuorumLossAccepted(node: string): string {
+  return `${quorumLossCost(node)} (etcdQuorumLoss: "allow"; all members were healthy)`;
+}
+
+/** Preview: each control plane's reboot under etcdQuorumLoss "allow", or the refusal the run will meet without it. */
+export function planQuorumLoss(controlPlanes: readonly string[], allowed: boolean): string[] {
+  if (allowed) return controlPlanes.map((n) => `${quorumLossCost(n)} (etcdQuorumLoss: "allow")`);
+  return [
+    `the upgrade will stop before control plane ${controlPlanes[0]}: a cluster with 2 control planes cannot keep etcd quorum ` +
+      'through any reboot; set etcdQuorumLoss: "allow" to upgrade them one at a time through the outage, or run 3',
+  ];
+}

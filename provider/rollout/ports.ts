@@ -56,6 +56,9 @@ export interface Machine {
 /** How a node is drained before its reboot: always, never (cordon only), or unless no other node could take its pods. */
 export type DrainMode = "auto" | "always" | "never";
 
+/** Whether a control plane may go down although etcd loses quorum for its reboot (2 control planes). */
+export type EtcdQuorumLoss = "refuse" | "allow";
+
 /** A drain's outcome: drained, or only cordoned, with the pods that go down with the node and the budgets that breaks. */
 export type DrainOutcome =
   | { drained: true }
@@ -324,6 +327,8 @@ export interface EtcdVerdict {
   reason?: string;
   /** Waiting cannot help (e.g. 2 voting members: any reboot loses quorum). */
   permanent?: boolean;
+  /** ok only because quorum loss was accepted: etcd has no quorum until the member is back (issue 25). */
+  quorumLoss?: boolean;
 }
 
 export interface EtcdHealth {
@@ -333,7 +338,7 @@ export interface EtcdHealth {
   /** Every member is healthy. */
   healthy: boolean;
   /** Whether the member of this node (member name, node name or address) may go down now: all members healthy and quorum kept without it. */
-  canTakeDown(node: string): EtcdVerdict;
+  canTakeDown(node: string, opts?: { allowQuorumLoss?: boolean }): EtcdVerdict;
 }
 
 export interface TalosApi {

@@ -4,7 +4,7 @@
 // run left), cleanup.ts (the end of every run), context.ts (status, stop signal, live machines). Everything the user
 // sees is built by the pure core (plan, gate, status, messages).
 
-import type { DrainMode, HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
+import type { DrainMode, EtcdQuorumLoss, HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
 import type { MaintenanceSchedule } from "../schedule";
 import { deadline, systemClock, type Clock } from "./clock";
 import { cleanUp } from "./cleanup";
@@ -45,6 +45,11 @@ export interface RunOptions {
    * unless no other node could take its pods.
    */
   drain?: DrainMode;
+  /**
+   * "allow": a control plane may go down although etcd loses quorum for its reboot (2 control planes), every other
+   * etcd rule kept; default "refuse".
+   */
+  etcdQuorumLoss?: EtcdQuorumLoss;
   /** Drain budget per node (default: nodeTimeoutMs). */
   drainTimeoutMs?: number;
   /** Poll interval while waiting for Ready (default 2 s). */

@@ -142,5 +142,7 @@ export const msg = {
     sick.map((s) => `member ${s.name} (${s.id}): ${s.problem}`).join("; "),
   etcdQuorumLost: (node: string, voters: number, left: number, quorum: number) =>
     `taking control plane ${node} down would lose etcd quorum: ${left} of ${voters} voting members would be left healthy, ${quorum} are needed` +
-    (voters === 2 ? "; a cluster with 2 control planes cannot keep quorum through any reboot — run 3" : ""),
+    (voters === 2
+      ? '; a cluster with 2 control planes cannot keep quorum through any reboot — run 3, or accept the outage with etcdQuorumLoss: "allow"'
+      : ""),
 };

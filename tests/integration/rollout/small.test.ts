@@ -102,3 +102,51 @@ describe("integration: rollout — a single node (issue 25)", function () {
     assert.deepEqual(await workloadSettled(), before, "the same pods, never evicted, run again after the reboot");
   });
 });
+
+describe("integration: rollout — two control planes (issue 25)", function () {
+  this.timeout(300000);
+  const UNHEALTHY_MS = 3000;
+  const CLUSTER = "pair";
+  let s: SimCluster;
+  let kube: KubeClient;
+  let talos: TalosApiImpl;
+  let boots: ReturnType<typeof recordBoots>;
+
+  before(async () => {
+    // A member stays unhealthy for a while after its boot: the second control plane must wait for it.
+    s = await sim({ controlPlanes: 2, workers: 1, version: FROM, apiBehindControlPlane: true, etcd: { unhealthyAfterBootMs: UNHEALTHY_MS } });
+    ({ kube, talos } = adapters(s));
+    boots = recordBoots(s);
+  });
+
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("without the opt-in the run stops before the first control plane, naming the input; nothing reboots", async () => {
+    const err = await rejection(runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: TARGET })));
+    assert.match(err.message, /taking control plane cp-1 down would lose etcd quorum: 1 of 2 voting members .* run 3, or accept the outage with etcdQuorumLoss: "allow"/);
+    assert.equal(boots.downs.length, 0);
+    assert.deepEqual(versions(s), { "cp-1": FROM, "cp-2": FROM, "w-1": FROM });
+  });
+
+  it('etcdQuorumLoss "allow": one control plane at a time through the outage, each named, the next only once etcd is healthy again', async () => {
+    const warnings: string[] = [];
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, {
+      targetVersion: TARGET, etcdQuorumLoss: "allow", onWarning: (l) => warnings.push(l),
+    }));
+    assert.equal(done.phase, "Done");
+    assert.deepEqual(versions(s), { "cp-1": TARGET, "cp-2": TARGET, "w-1": TARGET });
+    for (const n of ["cp-1", "cp-2"]) {
+      assert.ok(warnings.some((l) => l.includes(`${n} down: etcd loses quorum for the reboot, the API server is read-only (etcdQuorumLoss: "allow"`)),
+        `${n}'s cost is named; got ${JSON.stringify(warnings)}`);
+    }
+    // One at a time: cp-2 went down only after cp-1 was back, and not before cp-1's member had caught up (the sim keeps
+    // it unhealthy for UNHEALTHY_MS after its boot; a lower bound, which load can only make longer).
+    const at = (e: string) => [...boots.downs.map((d) => ({ e: `down ${d.node}`, at: d.at })), ...boots.ups.map((u) => ({ e: `up ${u.node}`, at: u.at }))]
+      .find((x) => x.e === e)!.at;
+    const order = ["down cp-1", "up cp-1", "down cp-2", "up cp-2"];
+    assert.deepEqual([...order].sort((a, b) => at(a) - at(b)), order);
+    assert.ok(at("down cp-2") - at("up cp-1") >= UNHEALTHY_MS - 50, "cp-2 waited for cp-1's etcd member to be healthy again");
+  });
+});

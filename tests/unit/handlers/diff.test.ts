@@ -79,6 +79,14 @@ describe("handlers: TalosUpgrade diff is about what the rollout does", () => {
     }]);
   });
 
+  it('issue 25: etcdQuorumLoss is an input of the rollout; omitted it is "refuse"; anything else is refused', async () => {
+    const base = done(upgradeProps());
+    assert.deepEqual(await diff("prod", base, upgradeProps({ etcdQuorumLoss: "refuse" })), { changes: false, replaces: [] });
+    assert.equal((await diff("prod", base, upgradeProps({ etcdQuorumLoss: "allow" }))).changes, true);
+    assert.equal(parseTalosUpgrade(upgradeProps()).etcdQuorumLoss, "refuse");
+    assert.deepEqual((await check({}, upgradeProps({ etcdQuorumLoss: "yes" }))).failures?.map((f) => f.property), ["etcdQuorumLoss"]);
+  });
+
   it("issue 18 point 8: imageFactoryHost is an input of the rollout, checked for its form; absent it changes nothing", async () => {
     const base = done(upgradeProps());
     assert.equal((await diff("prod", base, upgradeProps({ imageFactoryHost: "factory.corp.example" }))).changes, true);
