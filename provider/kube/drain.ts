@@ -50,9 +50,14 @@ export async function drain(
     if (signal?.aborted) throw new KubeError(msg.drainCancelled(node));
   };
   check();
-  const kept = await keptInPlace(c, node, opts.mode ?? "always", log);
+  const mode = opts.mode ?? "always";
+  // Listed before the cordon to decide; when there are pods, that listing also serves the drain's first round (a pod
+  // scheduled meanwhile is found by the next one: the drain ends only on an empty listing made after the cordon).
+  let listed = mode === "always" ? undefined : await podsToEvict(c, node);
+  const kept = listed && await keptInPlace(c, node, mode, listed, log);
   await cordon(c, node, opts.owner);
   if (kept) return kept;
+  if (!listed?.length) listed = undefined;
   const blocked = new Map<string, Blocked>(); // by pod uid
   const evicted = new Set<string>(); // pod uids whose eviction was accepted
   let listAttempt = 0;
@@ -60,7 +65,8 @@ export async function drain(
     check();
     let pods: k8s.V1Pod[];
     try {
-      pods = (await c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(isEvictable);
+      pods = listed ?? (await c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(isEvictable);
+      listed = undefined;
       listAttempt = 0;
     } catch (err) {
       if (!isTransient(err) || Date.now() > deadline) {
@@ -112,15 +118,23 @@ async function podsToEvict(c: KubeClients, node: string): Promise<k8s.V1Pod[]> {
 }
 
 /**
- * Of `pods`, those no other Node could take, reading the Nodes page by page and stopping as soon as every pod has a
- * place (on a large cluster the first page nearly always ends it).
+ * Nodes read per page while looking for one that could take the pods: whole Node objects (taints, conditions) are
+ * 10-20 KiB each on a real cluster, and the first few schedulable ones nearly always end the search.
+ */
+const PLACEMENT_PAGE = 10;
+
+/**
+ * Of `pods`, those no other Node could take, reading the uncordoned Nodes a few at a time and stopping as soon as every
+ * pod has a place.
  */
 async function strandedPods(c: KubeClients, node: string, pods: k8s.V1Pod[]): Promise<k8s.V1Pod[]> {
   let left = pods;
   let cont: string | undefined;
   try {
     do {
-      const page = (await retryTransient(() => c.objects.getRaw("/api/v1/nodes", { limit: 200, continue: cont }))) as k8s.V1NodeList;
+      const page = (await retryTransient(() => c.objects.getRaw("/api/v1/nodes", {
+        fieldSelector: "spec.unschedulable=false", limit: PLACEMENT_PAGE, continue: cont,
+      }))) as k8s.V1NodeList;
       left = podsWithNowhereToGo(node, page.items, left);
       cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
     } while (cont && left.length > 0);
@@ -134,9 +148,10 @@ async function strandedPods(c: KubeClients, node: string, pods: k8s.V1Pod[]): Pr
  * Whether the node is only cordoned, not drained ("never"; "auto" when no other node could take any pod it holds),
  * and then what goes down with it; undefined: drain it.
  */
-async function keptInPlace(c: KubeClients, node: string, mode: DrainMode, log: (line: string) => void): Promise<DrainOutcome | undefined> {
+async function keptInPlace(
+  c: KubeClients, node: string, mode: DrainMode, pods: k8s.V1Pod[], log: (line: string) => void,
+): Promise<DrainOutcome | undefined> {
   if (mode === "always") return undefined;
-  const pods = await podsToEvict(c, node);
   if (mode === "auto" && (pods.length === 0 || (await strandedPods(c, node, pods)).length < pods.length)) return undefined;
   return { drained: false, why: mode === "never" ? "never" : "nowhere", ...casualtiesOf(pods, await listBudgets(c, pods, log)) };
 }
