@@ -19,6 +19,8 @@ faults (on the running sim, until cleared): never-comes-back (its current or nex
   rollback (its next upgrade comes back on the old version), slow-boot=D (every reboot takes D longer),
   etcd-unhealthy (a control plane's etcd member stays unhealthy), pull-failure (installer images cannot be pulled),
   clear (removes the node's faults)
+--workers 0: the control planes take the workload pods (as Talos' allowSchedulingOnControlPlanes), guarded by a
+  PodDisruptionBudget (minAvailable 1); --control-planes 1 --workers 0 is a single node, where a drain has nowhere to go
 defaults: ${SIM_DEFAULTS.controlPlanes} control planes, ${SIM_DEFAULTS.workers} workers, Talos ${SIM_DEFAULTS.version}, ` +
   `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.pullMs} ms image pulls, ${SIM_DEFAULTS.installMs} ms installs, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
 `;

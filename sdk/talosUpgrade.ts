@@ -62,6 +62,18 @@ export interface TalosUpgradeArgs {
    * each node's own, taken from its machine config's `machine.install.image`, else factory.talos.dev.
    */
   imageFactoryHost?: pulumi.Input<string>;
+  /**
+   * Before each node's reboot: "auto" drains it unless no other Ready, schedulable node could take its pods (a single
+   * node: it is cordoned, and the pods and PodDisruptionBudgets that go down with it are named in a warning); "always"
+   * drains it (a PDB with nowhere to move its pods then blocks until nodeTimeout); "never" only cordons it. Default "auto".
+   */
+  drain?: pulumi.Input<"auto" | "always" | "never">;
+  /**
+   * "allow" lets a cluster with 2 control planes upgrade them one at a time although etcd loses quorum for each reboot
+   * (the API server is read-only meanwhile); every other etcd rule stays (all members healthy before, one at a time).
+   * Default "refuse": such a reboot stops the rollout, naming this input. The preview plan says which it will be.
+   */
+  etcdQuorumLoss?: pulumi.Input<"refuse" | "allow">;
   /** Checks that must all pass before each next node (or batch) goes down. */
   healthchecks?: Healthcheck[];
   strategy?: pulumi.Input<UpgradeStrategyArgs>;
@@ -168,6 +180,8 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       strategy: args.strategy,
       holdTimeout: args.holdTimeout ?? DEFAULT_HOLD_TIMEOUT,
       nodeTimeout: args.nodeTimeout ?? DEFAULT_NODE_TIMEOUT,
+      drain: args.drain,
+      etcdQuorumLoss: args.etcdQuorumLoss,
       conditions,
       conditionIds: pulumi.all((args.conditions ?? []).map((c) => c.plannedId)),
       soakTime: args.soakTime,

@@ -22,6 +22,13 @@ export interface SimClusterOptions {
   /** How long a rebooting node is down. */
   bootSeconds?: number;
   workloadPodsPerNode?: number;
+  /**
+   * Control planes take workload pods (no `node-role.kubernetes.io/control-plane:NoSchedule` taint), as with Talos'
+   * `cluster.allowSchedulingOnControlPlanes`; default: when there are no workers (a single node is both).
+   */
+  allowSchedulingOnControlPlanes?: boolean;
+  /** A PodDisruptionBudget (minAvailable 1) over the workload pods; default: when there are no workers (issue 25). */
+  workloadBudget?: boolean;
   /** Where kubeconfig and talosconfig are written; a temp dir (removed on stop) if omitted. */
   dir?: string;
   /** Image pull and installer run times of the simulated nodes. */
@@ -106,6 +113,8 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
       kubeconfig: controlPlane.kubeconfig,
       machines: machines.map((m) => ({ name: m.name, role: m.role, address: m.address, talosVersion: m.version })),
       workloadPodsPerNode: opts.workloadPodsPerNode ?? 2,
+      controlPlaneTaint: !(opts.allowSchedulingOnControlPlanes ?? workers === 0),
+      workloadBudget: opts.workloadBudget ?? workers === 0,
       workDir: path.join(dir, "kube-sim"),
       ...(opts.kubelet?.unpullableImages ? { unpullableImages: opts.kubelet.unpullableImages } : {}),
       ...(opts.kubelet?.imagePullBackoffMs !== undefined ? { imagePullBackoffMs: opts.kubelet.imagePullBackoffMs } : {}),

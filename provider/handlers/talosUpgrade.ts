@@ -7,6 +7,7 @@
 import * as os from "node:os";
 import type { KubeClient, MirroredStatus } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
+import { quorumLossPlanLines } from "../rollout/quorum";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "../resources/cluster";
@@ -94,7 +95,10 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
       });
       const byName = new Map(machines.map((m) => [m.name, m]));
       const pending = plan.waves.flatMap((w) => w.machines.map((pm) => byName.get(pm.name)!));
-      return [...describePlan(plan), ...(await imagePlanLines(spec, pending)), ...gatePlanLines(spec.gates, new Date())];
+      return [
+        ...describePlan(plan), ...quorumLossPlanLines(machines, plan, spec.etcdQuorumLoss), ...(await imagePlanLines(spec, pending)),
+        ...gatePlanLines(spec.gates, new Date()),
+      ];
     });
   } catch (err) {
     return [msg.planUnavailable(errorText(err))];
@@ -182,6 +186,8 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       lastUpgradeVersion: trustedLastVersion(spec, id, previous, mirrored, "run"),
       holdTimeoutMs: spec.holdTimeoutMs,
       nodeTimeoutMs: spec.nodeTimeoutMs,
+      drain: spec.drain,
+      etcdQuorumLoss: spec.etcdQuorumLoss,
       readyPollMs: 500,
       signal: abort.signal,
       onStatus: (s) => { last = s; },

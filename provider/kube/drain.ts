@@ -1,13 +1,16 @@
 // Drain like `kubectl drain`: cordon, evict every evictable pod of the node through the Eviction API (policy/v1), so
 // PodDisruptionBudgets are honoured (429 → retried with backoff), then wait until those pods are gone — all within a
 // deadline, failing with the pods still there and the budgets that refused them. DaemonSet pods, mirror pods of static
-// pods and finished pods are left alone (kubectl's --ignore-daemonsets semantics).
+// pods and finished pods are left alone (kubectl's --ignore-daemonsets semantics). Unless the mode says otherwise
+// (placement.ts): "never", or "auto" where no other node could take the pods, only cordons and names what stays.
 import type * as k8s from "@kubernetes/client-node";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isNotFound, isTransient, KubeError, sleep, statusBody, statusOf } from "./errors";
 import { MIRROR_POD_ANNOTATION } from "./labels";
 import { msg } from "./messages";
-import { cordon } from "./nodes";
+import { cordon, retryTransient } from "./nodes";
+import { casualtiesOf, listBudgets, podsWithNowhereToGo } from "./placement";
+import type { DrainMode, DrainOutcome } from "../rollout/ports";
 import { selectorMatches } from "./selector";
 
 const POLL_MS = 250;
@@ -38,16 +41,23 @@ const key = (pod: k8s.V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name
 export async function drain(
   c: KubeClients,
   node: string,
-  opts: { timeoutMs: number; owner: string; signal?: AbortSignal },
+  opts: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode },
   log: (line: string) => void,
-): Promise<void> {
+): Promise<DrainOutcome> {
   const { timeoutMs, signal } = opts;
   const deadline = Date.now() + timeoutMs;
   const check = () => {
     if (signal?.aborted) throw new KubeError(msg.drainCancelled(node));
   };
   check();
+  const mode = opts.mode ?? "always";
+  // Listed before the cordon to decide; when there are pods, that listing also serves the drain's first round (a pod
+  // scheduled meanwhile is found by the next one: the drain ends only on an empty listing made after the cordon).
+  let listed = mode === "always" ? undefined : await podsToEvict(c, node);
+  const kept = listed && await keptInPlace(c, node, mode, listed, log);
   await cordon(c, node, opts.owner);
+  if (kept) return kept;
+  if (!listed?.length) listed = undefined;
   const blocked = new Map<string, Blocked>(); // by pod uid
   const evicted = new Set<string>(); // pod uids whose eviction was accepted
   let listAttempt = 0;
@@ -55,7 +65,8 @@ export async function drain(
     check();
     let pods: k8s.V1Pod[];
     try {
-      pods = (await c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(isEvictable);
+      pods = listed ?? (await c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(isEvictable);
+      listed = undefined;
       listAttempt = 0;
     } catch (err) {
       if (!isTransient(err) || Date.now() > deadline) {
@@ -64,7 +75,7 @@ export async function drain(
       await sleep(backoffMs(listAttempt++, 200, 2000), signal);
       continue;
     }
-    if (pods.length === 0) return;
+    if (pods.length === 0) return { drained: true };
     const now = Date.now();
     const due = pods.filter((p) => {
       const uid = p.metadata?.uid ?? key(p);
@@ -94,6 +105,55 @@ export async function drain(
     }
     await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())), signal);
   }
+}
+
+/** The pods a drain would evict from `node` now (not terminating). */
+async function podsToEvict(c: KubeClients, node: string): Promise<k8s.V1Pod[]> {
+  try {
+    const pods = (await retryTransient(() => c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }))).items;
+    return pods.filter((p) => isEvictable(p) && !p.metadata?.deletionTimestamp);
+  } catch (err) {
+    throw new KubeError(msg.nodeRequestFailed("listing the pods to drain", node, apiMessage(err), statusOf(err)), statusOf(err));
+  }
+}
+
+/**
+ * Nodes read per page while looking for one that could take the pods: whole Node objects (taints, conditions) are
+ * 10-20 KiB each on a real cluster, and the first few schedulable ones nearly always end the search.
+ */
+const PLACEMENT_PAGE = 10;
+
+/**
+ * Of `pods`, those no other Node could take, reading the uncordoned Nodes a few at a time and stopping as soon as every
+ * pod has a place.
+ */
+async function strandedPods(c: KubeClients, node: string, pods: k8s.V1Pod[]): Promise<k8s.V1Pod[]> {
+  let left = pods;
+  let cont: string | undefined;
+  try {
+    do {
+      const page = (await retryTransient(() => c.objects.getRaw("/api/v1/nodes", {
+        fieldSelector: "spec.unschedulable=false", limit: PLACEMENT_PAGE, continue: cont,
+      }))) as k8s.V1NodeList;
+      left = podsWithNowhereToGo(node, page.items, left);
+      cont = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+    } while (cont && left.length > 0);
+  } catch (err) {
+    throw new KubeError(msg.listNodesFailed(apiMessage(err), statusOf(err)), statusOf(err));
+  }
+  return left;
+}
+
+/**
+ * Whether the node is only cordoned, not drained ("never"; "auto" when no other node could take any pod it holds),
+ * and then what goes down with it; undefined: drain it.
+ */
+async function keptInPlace(
+  c: KubeClients, node: string, mode: DrainMode, pods: k8s.V1Pod[], log: (line: string) => void,
+): Promise<DrainOutcome | undefined> {
+  if (mode === "always") return undefined;
+  if (mode === "auto" && (pods.length === 0 || (await strandedPods(c, node, pods)).length < pods.length)) return undefined;
+  return { drained: false, why: mode === "never" ? "never" : "nowhere", ...casualtiesOf(pods, await listBudgets(c, pods, log)) };
 }
 
 async function evict(

@@ -1,7 +1,7 @@
 // The Kubernetes port: `KubeApi` (provider/rollout/ports.ts) on @kubernetes/client-node, plus what the Pulumi handlers
 // and the CLI need beyond the rollout loop (manifests, Job dry run, events, flush, request statistics).
 import type {
-  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
+  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, DrainMode, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
   ObjectWatch, RolloutEvent, VolumeDetachOptions,
 } from "../rollout/ports";
 import { KubeClients, KubeStats } from "./client";
@@ -102,7 +102,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
     dropStaleCordonMark: (node: string) => dropStaleCordonMark(c, node),
-    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal }) => drain(c, node, o, log),
+    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }) => drain(c, node, o, log),
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),

@@ -46,7 +46,7 @@ export function machineOf(node: k8s.V1Node): Machine {
  * 50 concurrent node upgrades at 1,000 nodes —, 429, 5xx) is retried a few times (about 3 s in all) before it is
  * reported; one dropped connection must not fail a node upgrade.
  */
-async function retryTransient<T>(call: () => Promise<T>): Promise<T> {
+export async function retryTransient<T>(call: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call();

@@ -17,6 +17,10 @@ export const durationInvalid = (field: string, v: unknown, reason: string) => `$
 export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
 export const durationTooLong = (field: string, value: string, max: string) =>
   `${field} ${JSON.stringify(value)} is longer than a timer can wait (2^31 ms, about 24 days); use at most "${max}"`;
+export const drainInvalid = (v: unknown) =>
+  `drain must be "auto" (drain unless no other node could take the pods), "always" or "never", got ${JSON.stringify(v)}`;
+export const etcdQuorumLossInvalid = (v: unknown) =>
+  `etcdQuorumLoss must be "refuse" (default) or "allow" (2 control planes: each reboot takes etcd's quorum until it is back), got ${JSON.stringify(v)}`;
 export const strategyInvalid = (reason: string) => `strategy ${reason}`;
 export const healthchecksInvalid = (i: number) =>
   `healthchecks[${i}] must be a talos-gate Healthcheck (its gateCheck: cluster, name or idOverride, job or file, interval)`;

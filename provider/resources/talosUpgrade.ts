@@ -17,7 +17,8 @@ import { composeHealthcheckInput } from "../template/healthcheckInput";
 import { validateNodeHook, type NodeHook } from "../template/hooks";
 import { isValidVersion } from "../version";
 import { machineOverride, setFields, type MachineOverride } from "./cluster";
-import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT, DEFAULT_VOLUME_DETACH } from "./defaults";
+import type { DrainMode, EtcdQuorumLoss } from "../rollout/ports";
+import { DEFAULT_DRAIN, DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT, DEFAULT_VOLUME_DETACH, DRAIN_MODES, ETCD_QUORUM_LOSS } from "./defaults";
 import { clusterName, clusterNameProblem, goDuration } from "./fields";
 import * as msg from "./messages";
 import {
@@ -182,6 +183,13 @@ function composeHooks(v: unknown, cluster: string, files: FileReader): { hooks: 
   return { hooks, failures };
 }
 
+/** Omitted (state of earlier releases too): the default. */
+const drain = z.enum(DRAIN_MODES, { error: (iss) => msg.drainInvalid(iss.input) }).nullish().transform((v): DrainMode => v ?? DEFAULT_DRAIN);
+
+/** Omitted (state of earlier releases too): "refuse". */
+const etcdQuorumLoss = z.enum(ETCD_QUORUM_LOSS, { error: (iss) => msg.etcdQuorumLossInvalid(iss.input) }).nullish()
+  .transform((v): EtcdQuorumLoss => v ?? "refuse");
+
 const version = z.string({ error: (iss) => msg.versionInvalid(iss.input) })
   .refine(isValidVersion, { error: (iss) => msg.versionInvalid(iss.input) });
 
@@ -196,6 +204,8 @@ function fields(files: FileReader) {
     holdTimeout: goDuration("holdTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_HOLD_TIMEOUT }),
     nodeTimeout: goDuration("nodeTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_NODE_TIMEOUT }),
     strategy,
+    drain,
+    etcdQuorumLoss,
     healthchecks: healthchecks(files),
     /** The checks' ids as derived from their inputs (the preview plan names them before they exist). */
     healthcheckIds: z.array(z.string()).nullish(),
@@ -229,7 +239,7 @@ export const ROLLOUT_INPUTS = INPUT_KEYS.filter((k) => k !== "owner" && k !== "r
 /** Inputs the preview plan reads: ids derived from the gates' inputs, never their outputs. */
 export const PLAN_INPUTS = [
   "kubeconfig", "version", "installerImage", "schematic", "imageFactoryHost", "healthcheckIds", "strategy", "machineNames",
-  "machines", "conditionIds", "maintenanceWindows", "soakTime", "hooks",
+  "machines", "conditionIds", "maintenanceWindows", "soakTime", "hooks", "etcdQuorumLoss",
 ] as const satisfies readonly (keyof Fields)[];
 
 /**
@@ -298,6 +308,10 @@ export interface TalosUpgradeSpec {
   strategy: RolloutStrategy;
   holdTimeoutMs: number;
   nodeTimeoutMs: number;
+  /** Whether a node is drained before its reboot: always, never, or unless no other node could take its pods. */
+  drain: DrainMode;
+  /** "allow": a control plane may go down although etcd loses quorum for its reboot (2 control planes). */
+  etcdQuorumLoss: EtcdQuorumLoss;
   /** Condition gates, soak, maintenance windows, node hooks and the volume-detach bound. */
   gates: GateInputs;
 }
@@ -328,6 +342,8 @@ function toSpec(p: Fields, files: FileReader): TalosUpgradeSpec {
     strategy: p.strategy,
     holdTimeoutMs: p.holdTimeout,
     nodeTimeoutMs: p.nodeTimeout,
+    drain: p.drain,
+    etcdQuorumLoss: p.etcdQuorumLoss,
     gates: {
       conditions: p.conditions,
       soakMs: p.soakTime,
@@ -361,6 +377,8 @@ export function rolloutKey(s: TalosUpgradeSpec): string {
     installer: s.installer,
     holdTimeoutMs: s.holdTimeoutMs,
     nodeTimeoutMs: s.nodeTimeoutMs,
+    drain: s.drain,
+    etcdQuorumLoss: s.etcdQuorumLoss,
     strategy: {
       workerParallelism: s.strategy.workerParallelism ?? 1,
       machineSetParallelism: s.strategy.machineSetParallelism ?? {},

@@ -10,7 +10,7 @@ import * as msg from "./messages";
 
 /** etcd's answer for one control plane: it may go down, not yet (waiting can help), or never (waiting cannot help). */
 export type EtcdConsent =
-  | { state: "passed" }
+  | { state: "passed"; quorumLoss?: boolean }
   | { state: "failed"; reason: string }
   | { state: "refused"; reason: string }
   /** The question was cut short by `signal`. */
@@ -33,8 +33,8 @@ export async function askEtcd(ctx: RunContext, machine: Pick<Machine, "name">, s
     return { state: "failed", reason: msg.etcdCheckFailed(errorText(e)) };
   }
   const member = health.members.some((m) => m.name === self.name) ? self.name : self.address;
-  const verdict = health.canTakeDown(member);
-  if (verdict.ok) return { state: "passed" };
+  const verdict = health.canTakeDown(member, { allowQuorumLoss: ctx.opts.etcdQuorumLoss === "allow" });
+  if (verdict.ok) return verdict.quorumLoss ? { state: "passed", quorumLoss: true } : { state: "passed" };
   if (verdict.permanent) return { state: "refused", reason: verdict.reason ?? msg.etcdCheckFailed("refused") };
   return { state: "failed", reason: verdict.reason ?? msg.etcdCheckFailed("not healthy") };
 }
@@ -53,6 +53,7 @@ export async function awaitEtcdConsent(
   if (machine.role !== "controlplane") return;
   for (;;) {
     const answer = await askEtcd(ctx, machine, signal);
+    if (answer.state === "passed" && answer.quorumLoss) ctx.warn(msg.etcdQuorumLossAccepted(machine.name));
     if (answer.state === "passed") return;
     if (answer.state === "refused") throw new Error(answer.reason);
     if (signal.aborted) throw new Error(msg.etcdNoConsentBeforeDown(machine.name, answer.reason));

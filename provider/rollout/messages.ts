@@ -436,3 +436,53 @@ export function staleMarkNotDropped(node: string, detail: string): string {
 export function reasonCannotDisarm(node: string, armed: string, detail: string): string {
   return `node ${node} is armed with ${armed} (installed, not rebooted) and could not be disarmed: ${truncateReason(singleLine(detail))}; it boots ${armed} at its next reboot; keep it from rebooting, then ${RESUME}`;
 }
+
+// --- small clusters (issue 25)
+
+/** A list of names, at most `limit` of them named. */
+function someOf(names: readonly string[], limit = 10): string {
+  return names.length <= limit ? names.join(", ") : `${names.slice(0, limit).join(", ")} and ${names.length - limit} more`;
+}
+
+/** Why a node was only cordoned, in the words of the `drain` input. */
+function notDrainedWhy(why: "never" | "nowhere"): string {
+  return why === "never" ? 'drain is "never"' : 'no other Ready, schedulable node could take its pods (drain: "auto")';
+}
+
+/** What goes down with a node that is not drained: the pods, and the budgets that breaks. */
+function notDrainedCost(pods: readonly string[], pdbs: readonly string[]): string {
+  const budgets = pdbs.length ? `; PodDisruptionBudget ${someOf(pdbs)} will be violated for the reboot` : "";
+  return `${pods.length} pod(s) go down with it${pods.length ? `: ${someOf(pods)}` : ""}${budgets}`;
+}
+
+/**
+ * The warning for a node that reboots without a drain. On the legacy path Talos' own Upgrade sequence still drains it
+ * (up to 5 minutes, then reboots anyway).
+ */
+export function nodeNotDrained(node: string, why: "never" | "nowhere", pods: readonly string[], pdbs: readonly string[], legacy: boolean): string {
+  const talos = legacy ? "; Talos' own drain in the legacy upgrade still tries to evict them for up to 5 minutes before it reboots anyway" : "";
+  return `node ${node} is not drained: ${notDrainedWhy(why)}; it is cordoned and reboots with its pods: ${notDrainedCost(pods, pdbs)}${talos}`;
+}
+
+/** The same for the status step, next to the current machine. */
+export function stepNotDrained(node: string, why: "never" | "nowhere", pods: readonly string[], pdbs: readonly string[]): string {
+  return `${node} not drained (${why === "never" ? 'drain "never"' : "no other node could take its pods"}): ${notDrainedCost(pods, pdbs)}`;
+}
+
+/** What a control plane's reboot costs when etcd cannot keep quorum through it (2 control planes). */
+export function quorumLossCost(node: string): string {
+  return `${node} down: etcd loses quorum for the reboot, the API server is read-only`;
+}
+
+export function etcdQuorumLossAccepted(node: string): string {
+  return `${quorumLossCost(node)} (etcdQuorumLoss: "allow"; all members were healthy)`;
+}
+
+/** Preview: each control plane's reboot under etcdQuorumLoss "allow", or the refusal the run will meet without it. */
+export function planQuorumLoss(controlPlanes: readonly string[], allowed: boolean): string[] {
+  if (allowed) return controlPlanes.map((n) => `${quorumLossCost(n)} (etcdQuorumLoss: "allow")`);
+  return [
+    `the upgrade will stop before control plane ${controlPlanes[0]}: a cluster with 2 control planes cannot keep etcd quorum ` +
+      'through any reboot; set etcdQuorumLoss: "allow" to upgrade them one at a time through the outage, or run 3',
+  ];
+}

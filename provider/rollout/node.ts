@@ -8,6 +8,7 @@
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
 import { portErrorKind, type Machine, type NodeUpgradeStep } from "./ports";
+import { drainBeforeReboot } from "./drain";
 import { awaitEtcdConsent } from "./etcd";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
@@ -45,9 +46,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
         // Like Omni on the LifecycleService path (here on both paths): a control plane hands etcd leadership over before
         // it goes down.
         await forfeitLeadership(ctx, machine, bound.signal);
-        await ctx.kube.drain(machine.name, {
-          timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal: bound.signal,
-        });
+        await drainBeforeReboot(ctx, machine, bound.signal, !installed);
         await waitVolumesDetached(ctx, machine, bound.signal);
         apiAway = await holdLeaseThroughReboot(ctx, machine, started);
         // Asked again for this very node, right before it goes down: the gate's answer may be stale (pull, install

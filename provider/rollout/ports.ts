@@ -53,6 +53,25 @@ export interface Machine {
   machineSet: string;
 }
 
+/** How a node is drained before its reboot: always, never (cordon only), or unless no other node could take its pods. */
+export type DrainMode = "auto" | "always" | "never";
+
+/** Whether a control plane may go down although etcd loses quorum for its reboot (2 control planes). */
+export type EtcdQuorumLoss = "refuse" | "allow";
+
+/** A drain's outcome: drained, or only cordoned, with the pods that go down with the node and the budgets that breaks. */
+export type DrainOutcome =
+  | { drained: true }
+  | {
+    drained: false;
+    /** "never": the input said so; "nowhere": no other node could take any of the pods. */
+    why: "never" | "nowhere";
+    /** The pods a drain would have evicted ("namespace/name", sorted). */
+    pods: string[];
+    /** The PodDisruptionBudgets those pods going down violate ("namespace/name", sorted). */
+    pdbs: string[];
+  };
+
 /** A composed runner Job, ready to submit: what provider/template/compose.ts builds. */
 export type HealthcheckJob = ComposedHealthcheckJob;
 
@@ -117,8 +136,12 @@ export interface KubeApi {
   runCheck(check: HealthcheckJob, opts?: { signal?: AbortSignal }): Promise<CheckOutcome>;
   /** Best-effort removal of every runner Job and pod (label `app.kubernetes.io/name=talos-gate-healthcheck`). */
   sweepRunners(): Promise<{ jobs: number; pods: number }>;
-  /** Cordon (as `owner`) + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming blockers. */
-  drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal }): Promise<void>;
+  /**
+   * Cordon (as `owner`) + evict (Eviction API, PDB-aware) until the node holds no evictable pods, or throw naming
+   * blockers. With `mode` "never", or "auto" when no other node could take any of its pods, the node is only cordoned
+   * and the outcome names what goes down with it.
+   */
+  drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }): Promise<DrainOutcome>;
   /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
   uncordon(node: string, owner: string): Promise<boolean>;
   /** Removes talos-gate's cordon mark from a schedulable Node (a stale mark); resolves whether it did. */
@@ -304,6 +327,8 @@ export interface EtcdVerdict {
   reason?: string;
   /** Waiting cannot help (e.g. 2 voting members: any reboot loses quorum). */
   permanent?: boolean;
+  /** ok only because quorum loss was accepted: etcd has no quorum until the member is back (issue 25). */
+  quorumLoss?: boolean;
 }
 
 export interface EtcdHealth {
@@ -313,7 +338,7 @@ export interface EtcdHealth {
   /** Every member is healthy. */
   healthy: boolean;
   /** Whether the member of this node (member name, node name or address) may go down now: all members healthy and quorum kept without it. */
-  canTakeDown(node: string): EtcdVerdict;
+  canTakeDown(node: string, opts?: { allowQuorumLoss?: boolean }): EtcdVerdict;
 }
 
 export interface TalosApi {

@@ -4,7 +4,7 @@
 // run left), cleanup.ts (the end of every run), context.ts (status, stop signal, live machines). Everything the user
 // sees is built by the pure core (plan, gate, status, messages).
 
-import type { HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
+import type { DrainMode, EtcdQuorumLoss, HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
 import type { MaintenanceSchedule } from "../schedule";
 import { deadline, systemClock, type Clock } from "./clock";
 import { cleanUp } from "./cleanup";
@@ -40,6 +40,16 @@ export interface RunOptions {
   holdTimeoutMs: number;
   /** Longest one node may take from start of its upgrade until Ready on the target. */
   nodeTimeoutMs: number;
+  /**
+   * Before a node's reboot: "always" drains it (today's behaviour), "never" only cordons it, "auto" (default) drains it
+   * unless no other node could take its pods.
+   */
+  drain?: DrainMode;
+  /**
+   * "allow": a control plane may go down although etcd loses quorum for its reboot (2 control planes), every other
+   * etcd rule kept; default "refuse".
+   */
+  etcdQuorumLoss?: EtcdQuorumLoss;
   /** Drain budget per node (default: nodeTimeoutMs). */
   drainTimeoutMs?: number;
   /** Poll interval while waiting for Ready (default 2 s). */

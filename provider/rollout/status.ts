@@ -40,6 +40,8 @@ export interface MachineStatus {
   armed?: string;
   /** When each phase of its upgrade began, compactly (provider/rollout/timeline.ts); for `talos-gate report`. */
   marks?: string;
+  /** What this upgrade costs beyond the node itself (it was not drained: what goes down with it); shown in the step. */
+  note?: string;
 }
 
 export interface HealthcheckStatus {
@@ -161,6 +163,8 @@ export type StatusEvent =
   | { type: "NodeFailed"; at: number; node: string; reason: string }
   | { type: "NodeSetAside"; at: number; node: string }
   | { type: "NodeArmed"; at: number; node: string; version: string }
+  /** The node reboots without a drain; `note` says what goes down with it (issue 25). */
+  | { type: "NodeNotDrained"; at: number; node: string; note: string }
   | { type: "NodeDisarmed"; at: number; node: string; version: string }
   | { type: "WaveDone"; at: number; wave: number }
   | { type: "SoakStarted"; at: number; soakMs: number; untilAt: number }
@@ -214,8 +218,10 @@ function statusLine(s: UpgradeStatus): string {
 
 function machineStep(s: UpgradeStatus): string {
   // A failed machine stays "current" (Omni keeps the upgrade lock of a machine whose upgrade failed).
-  const upgrading = s.machines.filter((m) => m.state === "upgrading" || m.state === "failed").map((m) => m.name);
-  return upgrading.length ? msg.stepCurrentMachines(upgrading) : msg.STEP_NO_MACHINES_UPGRADING;
+  const current = s.machines.filter((m) => m.state === "upgrading" || m.state === "failed");
+  if (!current.length) return msg.STEP_NO_MACHINES_UPGRADING;
+  const notes = current.filter((m) => m.state === "upgrading" && m.note).map((m) => m.note!);
+  return [msg.stepCurrentMachines(current.map((m) => m.name)), ...notes].join("; ");
 }
 
 function checksStep(s: UpgradeStatus): string | undefined {
@@ -343,7 +349,7 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
       return { ...s, wave: e.wave };
     case "NodeStarted":
       return updateMachine({ ...withoutHold(s), gate: "idle" }, e.node, (m) => {
-        const { finished: _f, durationMs: _d, error: _e, step: _s, ...rest } = m;
+        const { finished: _f, durationMs: _d, error: _e, step: _s, note: _n, ...rest } = m;
         return { ...rest, state: "upgrading", started: iso(e.at) };
       });
     case "NodeStep":
@@ -371,6 +377,8 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
       return updateMachine(s, e.node, (m) => ({ ...m, armed: e.version }));
     case "NodeDisarmed":
       return updateMachine(s, e.node, ({ armed: _a, ...m }) => m);
+    case "NodeNotDrained":
+      return updateMachine(s, e.node, (m) => ({ ...m, note: e.note }));
     case "WaveDone":
       return { ...s, wave: e.wave };
     case "SoakStarted":
@@ -465,6 +473,8 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
       return msg.progressNodeArmed(e.node, e.version);
     case "NodeDisarmed":
       return msg.progressNodeDisarmed(e.node, e.version);
+    case "NodeNotDrained":
+      return undefined; // the warning on the resource's row says it (drain.ts)
     case "WaveDone":
       return msg.progressWaveDone(e.wave, s.waves);
     case "SoakStarted":

@@ -56,12 +56,19 @@ export function etcdHealthOf(members: EtcdMemberHealth[]): EtcdHealth {
     members,
     quorum,
     healthy: members.every((m) => m.healthy),
-    canTakeDown: (node: string) => etcdVerdict(members, node),
+    canTakeDown: (node: string, opts?: { allowQuorumLoss?: boolean }) => etcdVerdict(members, node, opts?.allowQuorumLoss ?? false),
   };
 }
 
-/** Whether the member of `node` (member name, node name or address) may go down now (PURE). */
-export function etcdVerdict(members: readonly EtcdMemberHealth[], node: string): EtcdVerdict {
+/**
+ * Whether the member of `node` (member name, node name or address) may go down now (PURE). `allowQuorumLoss` (the
+ * user's etcdQuorumLoss: "allow", for 2 control planes) accepts losing quorum for the reboot, never an unhealthy
+ * member: with every member healthy, only 2 voters lose quorum by one reboot. Talos' own check refuses 2 members
+ * (ValidateForUpgrade above) but is skipped with preserve from v1.13.4 and on the LifecycleService path; Omni's etcd
+ * check only warns at 2 members (siderolabs/omni b1ea5df internal/backend/runtime/omni/pkg/check/etcd.go: severity
+ * Warning, not interrupting) and lets the upgrade reboot them.
+ */
+export function etcdVerdict(members: readonly EtcdMemberHealth[], node: string, allowQuorumLoss = false): EtcdVerdict {
   const names = members.map((m) => m.name || m.id);
   const m = members.find((x) => x.name === node || x.address === node);
   if (!m) return { ok: false, reason: msg.etcdNoMember(node, names) };
@@ -74,6 +81,7 @@ export function etcdVerdict(members: readonly EtcdMemberHealth[], node: string):
   if (voters.length === 1 && !m.learner) return { ok: true };
   const quorum = Math.floor(voters.length / 2) + 1;
   const left = voters.filter((x) => x !== m && x.healthy).length;
+  if (left < quorum && allowQuorumLoss) return { ok: true, quorumLoss: true };
   if (left < quorum) return { ok: false, permanent: true, reason: msg.etcdQuorumLost(node, voters.length, left, quorum) };
   return { ok: true };
 }

@@ -87,7 +87,8 @@ export const msg = {
     "wait for the etcd members to catch up (talosctl etcd status), then retry",
   etcdQuorum: (node: string, op: string, detail: string) =>
     `talos: node ${node}: ${op}: Talos refused: ${detail}; etcd would lose quorum while this control plane reboots — ` +
-    "run an odd number of control planes (add a third), then retry",
+    "run an odd number of control planes (add a third), then retry; etcdQuorumLoss: \"allow\" cannot help here: this Talos " +
+    "checks etcd itself before a legacy upgrade (from v1.12.9, v1.13.4 and on the >= 1.13 LifecycleService path it does not)",
   noEndpoint: (detail: string) => `no talosconfig endpoint answered: ${detail}`,
   failed: (node: string, op: string, code: string, detail: string) => `talos: node ${node}: ${op} failed (${code}): ${detail}`,
   local: (node: string, op: string, detail: string) => `talos: node ${node}: ${op}: ${detail}`,
@@ -142,5 +143,7 @@ export const msg = {
     sick.map((s) => `member ${s.name} (${s.id}): ${s.problem}`).join("; "),
   etcdQuorumLost: (node: string, voters: number, left: number, quorum: number) =>
     `taking control plane ${node} down would lose etcd quorum: ${left} of ${voters} voting members would be left healthy, ${quorum} are needed` +
-    (voters === 2 ? "; a cluster with 2 control planes cannot keep quorum through any reboot — run 3" : ""),
+    (voters === 2
+      ? '; a cluster with 2 control planes cannot keep quorum through any reboot — run 3, or accept the outage with etcdQuorumLoss: "allow"'
+      : ""),
 };

@@ -30,6 +30,8 @@ export interface KubeSimOptions {
   workloadPodsPerNode?: number;
   /** One DaemonSet pod per node (default true). */
   daemonSetPods?: boolean;
+  /** A PodDisruptionBudget (minAvailable 1) over the ReplicaSet's pods (default false). */
+  workloadBudget?: boolean;
   /** Control-plane nodes carry the node-role.kubernetes.io/control-plane:NoSchedule taint (Talos default: true). */
   controlPlaneTaint?: boolean;
   /** First crash back-off of a restarting container (restartPolicy OnFailure; kubelet: 10000 ms, doubling, ≤ 5 min). */
@@ -114,7 +116,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     const workerCount = opts.machines.filter((m) => m.role === "worker" || !cpTainted).length;
     const replicas = (opts.workloadPodsPerNode ?? 2) * workerCount;
     const daemonSet = opts.daemonSetPods ?? true;
-    const owners = await ensureWorkloads(rest, { replicas, daemonSet });
+    const owners = await ensureWorkloads(rest, { replicas, daemonSet, budget: opts.workloadBudget ?? false });
     const livePods = () => {
       const rs: Pod[] = [];
       const ds: Pod[] = [];

@@ -1,5 +1,5 @@
 // Workload pods so drains have something to move: a ReplicaSet "sim-workload" with `perNode` replicas per worker
-// and a DaemonSet "sim-node-agent" (one pod per node; drains skip DaemonSet pods). They are plain API objects: the
+// (optionally with a PodDisruptionBudget) and a DaemonSet "sim-node-agent" (one pod per node; drains skip DaemonSet pods). They are plain API objects: the
 // real ReplicaSet and DaemonSet controllers create the pods, the real scheduler places the ReplicaSet's (spread over
 // the nodes by a soft topology-spread constraint), and the kubelet emulator runs them as pause pods.
 import { Rest, isAlreadyExists, retrying } from "./rest";
@@ -15,6 +15,11 @@ export interface WorkloadSpec {
   /** ReplicaSet replicas (0 = no ReplicaSet). */
   replicas: number;
   daemonSet: boolean;
+  /**
+   * A PodDisruptionBudget "sim-workload" (minAvailable 1) over the ReplicaSet's pods, as a service's owner would write
+   * one: on a single node it makes the drain problem real (the last replica can never be evicted).
+   */
+  budget?: boolean;
 }
 
 /** The objects' UIDs (pods name them in their controller ownerReference). */
@@ -71,6 +76,14 @@ export async function ensureWorkloads(rest: Rest, spec: WorkloadSpec): Promise<W
           },
         },
       },
+    });
+  }
+  if (spec.replicas > 0 && spec.budget) {
+    await ensure(rest, `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`, {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: WORKLOAD_RS },
+      spec: { minAvailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": WORKLOAD_RS } } },
     });
   }
   if (spec.daemonSet) {

@@ -190,6 +190,7 @@ describe("talos: etcd refusals that waiting cannot fix, and the versions that sk
       const e = await rejectsWith(api.upgradeNode("10.5.0.2", { image: image(TARGET), targetVersion: TARGET, nodeTimeoutMs: 10000 }), "ETCD_QUORUM");
       assert.equal(e.retryable, false);
       assert.match(e.message, /node 10\.5\.0\.2: upgrade: Talos refused: error validating etcd for upgrade: etcd member count\(2\) is insufficient to maintain quorum if upgrade commences; etcd would lose quorum/);
+      assert.match(e.message, /etcdQuorumLoss: "allow" cannot help here: this Talos checks etcd itself before a legacy upgrade/, "issue 25: the opt-in is named where it cannot help");
       assert.equal(two.node("cp-1").received.upgrade, 1, "asked once: not retried until nodeTimeout");
       assert.equal(two.node("cp-1").version, "v1.12.3");
     } finally {

@@ -50,7 +50,7 @@ describe("handlers: TalosUpgrade diff is about what the rollout does", () => {
   it("a change of version, timeout, strategy, machines or a check's content or interval is a change", async () => {
     const base = done(upgradeProps());
     for (const over of [
-      { version: "v1.13.3" }, { holdTimeout: "30m" }, { nodeTimeout: "10m" }, { strategy: { workerParallelism: 2 } },
+      { version: "v1.13.3" }, { holdTimeout: "30m" }, { nodeTimeout: "10m" }, { drain: "always" }, { strategy: { workerParallelism: 2 } },
       { machineNames: ["w-1"] },
       { healthchecks: [{ cluster: "prod", name: "ceph", job: job("ceph health detail"), interval: "1m" }] },
       { healthchecks: [{ cluster: "prod", name: "ceph", job: job("ceph health"), interval: "2m" }] },
@@ -67,6 +67,24 @@ describe("handlers: TalosUpgrade diff is about what the rollout does", () => {
     const r = await update("prod", old, rotated); // would fail or hang if it called the cluster
     assert.equal(r.outs?.talosconfig, "renewed-talosconfig-text");
     assert.deepEqual(r.outs?.status, { phase: "Done" });
+  });
+
+  it("issue 25: drain is an input of the rollout; omitted (earlier releases' state) it is \"auto\"; anything else is refused", async () => {
+    const base = done(upgradeProps());
+    assert.deepEqual(await diff("prod", base, upgradeProps({ drain: "auto" })), { changes: false, replaces: [] });
+    assert.equal((await diff("prod", base, upgradeProps({ drain: "never" }))).changes, true);
+    assert.equal(parseTalosUpgrade(upgradeProps()).drain, "auto");
+    assert.deepEqual((await check({}, upgradeProps({ drain: "sometimes" }))).failures, [{
+      property: "drain", reason: 'drain must be "auto" (drain unless no other node could take the pods), "always" or "never", got "sometimes"',
+    }]);
+  });
+
+  it('issue 25: etcdQuorumLoss is an input of the rollout; omitted it is "refuse"; anything else is refused', async () => {
+    const base = done(upgradeProps());
+    assert.deepEqual(await diff("prod", base, upgradeProps({ etcdQuorumLoss: "refuse" })), { changes: false, replaces: [] });
+    assert.equal((await diff("prod", base, upgradeProps({ etcdQuorumLoss: "allow" }))).changes, true);
+    assert.equal(parseTalosUpgrade(upgradeProps()).etcdQuorumLoss, "refuse");
+    assert.deepEqual((await check({}, upgradeProps({ etcdQuorumLoss: "yes" }))).failures?.map((f) => f.property), ["etcdQuorumLoss"]);
   });
 
   it("issue 18 point 8: imageFactoryHost is an input of the rollout, checked for its form; absent it changes nothing", async () => {

@@ -3,6 +3,7 @@
 import * as assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { isEvictable, selects } from "../../../provider/kube/drain";
+import { casualtiesOf, couldTake, podsWithNowhereToGo, tolerates, violatedBudgets } from "../../../provider/kube/placement";
 import { labelValue, parseManifest } from "../../../provider/kube/manifests";
 import { machineOf, talosVersionOf } from "../../../provider/kube/nodes";
 import { KubeError, redactSecrets } from "../../../provider/kube/errors";
@@ -171,5 +172,60 @@ describe("unit: kube port — the ports' error contract (issue 21)", () => {
       [409, "conflict", false], [410, "not-found", false], [422, "refused", false], [429, "unavailable", true], [503, "unavailable", true],
     ]);
     assert.equal(portErrorKind(new Error("plain")), undefined, "only the ports' errors have a kind");
+  });
+});
+
+describe("unit: kube port — could another node take the pods (issue 25, placement.ts)", () => {
+  const node = (name: string, o: { ready?: boolean; cordoned?: boolean; taints?: k8s.V1Taint[] } = {}): k8s.V1Node => ({
+    metadata: { name, labels: { "kubernetes.io/hostname": name } },
+    spec: { unschedulable: o.cordoned ?? false, taints: o.taints ?? [] },
+    status: { conditions: [{ type: "Ready", status: o.ready === false ? "False" : "True" }] },
+  });
+  const cpTaint: k8s.V1Taint = { key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" };
+  const app = (name: string, spec: k8s.V1PodSpec = { containers: [] }, labels = { app: "web" }): k8s.V1Pod => ({
+    metadata: { name, namespace: "shop", labels }, spec,
+  });
+
+  it("another Ready, uncordoned node whose NoSchedule/NoExecute taints the pod tolerates could take it; nothing else", () => {
+    const p = app("web-1");
+    assert.equal(couldTake(node("w-2"), p), true);
+    assert.equal(couldTake(node("w-2", { ready: false }), p), false, "not Ready");
+    assert.equal(couldTake(node("w-2", { cordoned: true }), p), false, "cordoned");
+    assert.equal(couldTake(node("cp-1", { taints: [cpTaint] }), p), false, "a control plane's taint the pod does not tolerate");
+    assert.equal(couldTake(node("w-2", { taints: [{ key: "gpu", effect: "PreferNoSchedule" }] }), p), true, "a soft taint does not keep it off");
+    assert.equal(couldTake(node("w-2", { taints: [{ key: "dedicated", value: "db", effect: "NoExecute" }] }), p), false);
+    const tolerant = app("web-2", { containers: [], tolerations: [{ key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" }] });
+    assert.equal(couldTake(node("cp-1", { taints: [cpTaint] }), tolerant), true);
+    assert.equal(couldTake(node("cp-1", { taints: [cpTaint] }), app("any", { containers: [], tolerations: [{ operator: "Exists" }] })), true);
+    // Deliberately not considered: a pod pinned to its node keeps its budget's protection (the drain runs, and blocks).
+    assert.equal(couldTake(node("w-2"), app("pinned", { containers: [], nodeSelector: { "kubernetes.io/hostname": "w-1" } })), true);
+  });
+
+  it("tolerations match as Kubernetes' ToleratesTaint: key, Equal value or Exists, effect", () => {
+    const taint: k8s.V1Taint = { key: "dedicated", value: "db", effect: "NoSchedule" };
+    assert.equal(tolerates({ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }, taint), true);
+    assert.equal(tolerates({ key: "dedicated", value: "db" }, taint), true, "Equal is the default operator; no effect = every effect");
+    assert.equal(tolerates({ key: "dedicated", value: "web" }, taint), false);
+    assert.equal(tolerates({ key: "dedicated", operator: "Exists", effect: "NoExecute" }, taint), false);
+    assert.equal(tolerates({ key: "other", operator: "Exists" }, taint), false);
+    assert.equal(tolerates({ value: "db" }, taint), false, "an empty key needs Exists");
+  });
+
+  it("a single node, or a worker beside tainted control planes: every pod is stranded; one usable node is enough for all", () => {
+    const pods = [app("web-1"), app("web-2")];
+    assert.deepEqual(podsWithNowhereToGo("cp-1", [node("cp-1")], pods).map((p) => p.metadata?.name), ["web-1", "web-2"]);
+    assert.deepEqual(podsWithNowhereToGo("w-1", [node("cp-1", { taints: [cpTaint] }), node("w-1")], pods).length, 2);
+    assert.deepEqual(podsWithNowhereToGo("w-1", [node("cp-1", { taints: [cpTaint] }), node("w-1"), node("w-2")], pods), []);
+    assert.deepEqual(podsWithNowhereToGo("w-1", [node("w-1"), node("w-2", { cordoned: true })], pods).length, 2, "the other one is being upgraded");
+  });
+
+  it("a budget is violated when more of its pods go down than it allows to be disrupted now", () => {
+    const pdb = (name: string, allowed: number, app_: string): k8s.V1PodDisruptionBudget => ({
+      metadata: { name, namespace: "shop" }, spec: { selector: { matchLabels: { app: app_ } } }, status: { disruptionsAllowed: allowed } as k8s.V1PodDisruptionBudgetStatus,
+    });
+    const pods = [app("web-1"), app("web-2"), app("db-0", { containers: [] }, { app: "db" })];
+    assert.deepEqual(violatedBudgets(pods, [pdb("web", 1, "web"), pdb("db", 1, "db"), pdb("cache", 0, "cache")]), ["shop/web"]);
+    assert.deepEqual(violatedBudgets(pods, [pdb("web", 2, "web")]), []);
+    assert.deepEqual(casualtiesOf(pods, [pdb("db", 0, "db")]), { pods: ["shop/db-0", "shop/web-1", "shop/web-2"], pdbs: ["shop/db"] });
   });
 });

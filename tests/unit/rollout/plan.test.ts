@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { convergedVersion, describePlan, detectMode, planRollout, PlanError, type PlanMachine, type Plan } from "../../../provider/rollout/plan";
+import { quorumLossPlanLines } from "../../../provider/rollout/quorum";
 
 const OLD = "v1.12.3";
 const NEW = "v1.13.2";
@@ -395,5 +396,28 @@ describe("rollout/plan", () => {
         }),
       );
     });
+  });
+});
+
+describe("rollout plan: two control planes (issue 25)", () => {
+  const cp = (name: string, v = "v1.13.2"): PlanMachine => ({ name, role: "controlplane", talosVersion: v, ready: true, machineSet: "control-planes" });
+  const w = (name: string): PlanMachine => ({ name, role: "worker", talosVersion: "v1.13.2", ready: true, machineSet: "workers" });
+  const planOf = (ms: PlanMachine[]) => planRollout({ machines: ms, targetVersion: "v1.13.3" });
+
+  it('"allow": each control plane\'s reboot is named with its cost; "refuse": where the run will stop, naming the input', () => {
+    const ms = [cp("cp-1"), cp("cp-2"), w("w-1")];
+    assert.deepEqual(quorumLossPlanLines(ms, planOf(ms), "allow"), [
+      'cp-1 down: etcd loses quorum for the reboot, the API server is read-only (etcdQuorumLoss: "allow")',
+      'cp-2 down: etcd loses quorum for the reboot, the API server is read-only (etcdQuorumLoss: "allow")',
+    ]);
+    const refused = quorumLossPlanLines(ms, planOf(ms), "refuse");
+    assert.equal(refused.length, 1);
+    assert.match(refused[0], /^the upgrade will stop before control plane cp-1: a cluster with 2 control planes cannot keep etcd quorum .*set etcdQuorumLoss: "allow"/);
+  });
+
+  it("says nothing for 1 or 3 control planes, or when both control planes are on the target", () => {
+    for (const ms of [[cp("cp-1"), w("w-1")], [cp("cp-1"), cp("cp-2"), cp("cp-3")], [cp("cp-1", "v1.13.3"), cp("cp-2", "v1.13.3"), w("w-1")]]) {
+      assert.deepEqual(quorumLossPlanLines(ms, planOf(ms), "refuse"), [], ms.map((m) => m.name).join());
+    }
   });
 });

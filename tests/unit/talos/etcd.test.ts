@@ -38,8 +38,22 @@ describe("talos: etcd verdicts (may this control plane go down now?)", () => {
     assert.equal(v.ok, false);
     assert.equal(v.permanent, true);
     assert.equal(v.reason, "taking control plane cp-2 down would lose etcd quorum: 1 of 2 voting members would be left healthy, 2 are needed; " +
-      "a cluster with 2 control planes cannot keep quorum through any reboot — run 3");
+      'a cluster with 2 control planes cannot keep quorum through any reboot — run 3, or accept the outage with etcdQuorumLoss: "allow"');
     assert.deepEqual(etcdVerdict([member("cp-1", 1)], "cp-1"), { ok: true });
+  });
+
+  it('issue 25: two voters with etcdQuorumLoss "allow": may go, marked as a quorum loss; every other rule kept', () => {
+    const two = [member("cp-1", 1), member("cp-2", 2)];
+    assert.deepEqual(etcdVerdict(two, "cp-2", true), { ok: true, quorumLoss: true });
+    assert.deepEqual(etcdHealthOf(two).canTakeDown("cp-1", { allowQuorumLoss: true }), { ok: true, quorumLoss: true });
+    const sick = [member("cp-1", 1), member("cp-2", 2, { healthy: false, problem: "etcdserver: no leader" })];
+    for (const n of ["cp-1", "cp-2"]) {
+      const v = etcdVerdict(sick, n, true);
+      assert.equal(v.ok, false, "an unhealthy member still holds it (the member back and healthy before the next)");
+      assert.match(v.reason!, /etcd is not healthy/);
+    }
+    assert.deepEqual(etcdVerdict([member("cp-1", 1), member("cp-2", 2), member("cp-3", 3)], "cp-1", true), { ok: true }, "three voters lose nothing");
+    assert.equal(etcdVerdict(two, "cp-9", true).ok, false, "no member: still refused");
   });
 
   it("learners do not vote: a learner may go; three members with one learner behave like two voters", () => {
