@@ -42,7 +42,7 @@ export function parseAllObjects(text: string): Record<string, unknown>[] {
     if (d.errors.length > 0) throw new Error(d.errors[0].message.split("\n")[0]);
     const v = d.toJS();
     if (v === null || v === undefined) continue;
-    if (typeof v !== "object" || Array.isArray(v)) throw new Error("every YAML document must be a Kubernetes object");
+    if (typeof v !== "object" || Array.isArray(v)) throw new Error(msg.notAKubernetesObject());
     out.push(v);
   }
   return out;

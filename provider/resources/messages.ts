@@ -38,3 +38,4 @@ export const clusterNameInvalid = (field: string, name: string, problems: string
   `starting and ending with a letter or digit, at most 63 characters${suggestion ? `, e.g. ${JSON.stringify(suggestion)}` : ""}`;
 export const machineNotANode = (name: string, known: readonly string[]) =>
   `machine "${name}" is not a Node of the cluster; known: ${known.join(", ") || "none"}; fix the Cluster's machines list`;
+export const notAKubernetesObject = () => "every YAML document must be a Kubernetes object";

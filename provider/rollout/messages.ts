@@ -436,3 +436,4 @@ export function staleMarkNotDropped(node: string, detail: string): string {
 export function reasonCannotDisarm(node: string, armed: string, detail: string): string {
   return `node ${node} is armed with ${armed} (installed, not rebooted) and could not be disarmed: ${truncateReason(singleLine(detail))}; it boots ${armed} at its next reboot; keep it from rebooting, then ${RESUME}`;
 }
+export const nodeNotInCluster = (node: string) => `node ${node} is not in the cluster`;

@@ -143,4 +143,10 @@ export const msg = {
   etcdQuorumLost: (node: string, voters: number, left: number, quorum: number) =>
     `taking control plane ${node} down would lose etcd quorum: ${left} of ${voters} voting members would be left healthy, ${quorum} are needed` +
     (voters === 2 ? "; a cluster with 2 control planes cannot keep quorum through any reboot — run 3" : ""),
+
+  // --- the TLS probe's diagnosis (part of a certificate error)
+  probeTimedOut: () => "TLS probe timed out",
+  probeReset: () => "the endpoint reset the connection right after the TLS handshake: it did not accept the client certificate",
+  probeClosed: () => "the endpoint closed the connection right after the TLS handshake: it did not accept the client certificate",
+  probeClosedInHandshake: () => "connection closed during the TLS handshake",
 };
