@@ -35,10 +35,14 @@ interface InventoryEntry {
   owner?: string;
 }
 
+/** One object of a manifest: apiVersion, kind and metadata.name checked; the rest is the user's, passed on as it is. */
+export type ManifestObject = k8s.KubernetesObject & { apiVersion: string; kind: string; metadata: k8s.V1ObjectMeta & { name: string } } &
+  Record<string, unknown>;
+
 interface Desired {
   manifest: string;
   mode: ManifestMode;
-  object: k8s.KubernetesObject & Record<string, any>;
+  object: ManifestObject;
 }
 
 const describe = (o: { kind?: string; namespace?: string; name?: string }) =>
@@ -50,7 +54,7 @@ export function labelValue(s: string): string {
   return s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63).replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "");
 }
 
-export function parseManifest(m: Manifest): Record<string, any>[] {
+export function parseManifest(m: Manifest): ManifestObject[] {
   let docs: unknown[];
   if (typeof m.content === "string") {
     docs = [];
@@ -61,10 +65,10 @@ export function parseManifest(m: Manifest): Record<string, any>[] {
   } else {
     docs = m.content;
   }
-  const out: Record<string, any>[] = [];
+  const out: ManifestObject[] = [];
   const visit = (d: unknown) => {
     if (d === null || d === undefined) return; // empty or comment-only document
-    const o = d as Record<string, any>;
+    const o = d as { apiVersion?: unknown; kind?: unknown; items?: unknown; metadata?: { name?: unknown } | null };
     if (typeof o === "object" && typeof o.kind === "string" && o.kind.endsWith("List") && Array.isArray(o.items)) {
       o.items.forEach(visit);
       return;
@@ -73,7 +77,7 @@ export function parseManifest(m: Manifest): Record<string, any>[] {
       typeof o.metadata?.name !== "string" || o.metadata.name === "") {
       throw new KubeError(msg.manifestNotObject(m.name, out.length));
     }
-    out.push(o);
+    out.push(o as ManifestObject);
   };
   docs.forEach(visit);
   return out;
