@@ -35,14 +35,14 @@ export async function run(argv: string[]): Promise<number> {
   if (!fs.existsSync(path.join(packageRoot, "Pulumi.yaml"))) throw new CliError(cliMsg.demoNeedsClone());
   const version = argv[argv.indexOf("--version") + 1] && argv.includes("--version") ? argv[argv.indexOf("--version") + 1] : "v1.13.2";
   const t0 = Date.now();
-  const say = (line: string) => process.stdout.write(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}\n`);
+  const say = (line: string) => process.stdout.write(cliMsg.demoLine((Date.now() - t0) / 1000, line));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-demo-"));
-  say("starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)");
+  say(cliMsg.demoStarting());
   const sim = await startSimCluster({ controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, dir: path.join(work, "sim") });
   try {
-    say(`cluster up: kubeconfig ${sim.kubeconfigPath}, talosconfig ${sim.talosconfigPath}`);
+    say(cliMsg.demoClusterUp(sim.kubeconfigPath, sim.talosconfigPath));
     await setGate(sim.kubeconfig, false);
-    say(`gate closed: configmap ${GATE.namespace}/${GATE.name} open=false (the healthcheck fails until it is true)`);
+    say(cliMsg.demoGateClosed(`${GATE.namespace}/${GATE.name}`));
 
     fs.mkdirSync(path.join(work, "state"));
     const envVars = {
@@ -61,13 +61,13 @@ export async function run(argv: string[]): Promise<number> {
     await stack.setConfig("version", { value: version });
     await stack.setConfig("interval", { value: "5s" });
 
-    say("pulumi preview: the rollout plan a pull-request reviewer sees");
+    say(cliMsg.demoPreview());
     const preview = await stack.preview({ diff: true });
     // The plan is the TalosUpgrade's `plan` property in the diff (shown once as input, once as output).
     const planLines = [...new Set([...preview.stdout.matchAll(/"((?:upgrade|revert)[^"]*waves?[^"]*|\d+\. [^"]+)"/g)].map((m) => m[1]))];
     for (const line of planLines) say(`  ${line}`);
 
-    say(`pulumi up: upgrading to ${version}, control planes first, each node gated by the healthcheck`);
+    say(cliMsg.demoUp(version));
     let opened = false;
     let live = true;
     // The status clears a check's reason once it passes (as Omni does); the demo keeps the last one it saw.
@@ -85,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
           if (!opened && /gate held/.test(m[1])) {
             opened = true;
             setTimeout(() => {
-              say(`opening the gate: configmap ${GATE.namespace}/${GATE.name} open=true`);
+              say(cliMsg.demoOpening(`${GATE.namespace}/${GATE.name}`));
               void setGate(sim.kubeconfig, true);
             }, 4000);
           }
@@ -93,7 +93,7 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
     const status = up.outputs.status?.value ?? {};
-    say(`pulumi up ${up.summary.result}: phase ${status.phase}, lastUpgradeVersion ${status.lastUpgradeVersion}`);
+    say(cliMsg.demoUpDone(up.summary.result, status.phase, status.lastUpgradeVersion));
     process.stdout.write("\n" + table([
       ["NODE", "ROLE", "FROM", "TO", "DURATION"],
       ...(status.machines ?? []).map((m: any) => [m.name, m.role, m.from, m.to, m.durationMs ? formatDuration(m.durationMs) : "-"]),
@@ -103,12 +103,12 @@ export async function run(argv: string[]): Promise<number> {
         [h.id, String(h.attempts), h.state, (h.lastReason || lastFailure.get(h.id) || "-").replace(/\s+/g, " ")]),
     ]) + "\n\n");
     const again = await stack.preview();
-    say(`a second pulumi preview: ${JSON.stringify(again.changeSummary)} (nothing left to do)`);
+    say(cliMsg.demoSecondPreview(JSON.stringify(again.changeSummary)));
     await stack.workspace.removeStack("demo", { force: true }).catch(() => undefined);
     return status.phase === "Done" ? 0 : 1;
   } finally {
     await sim.stop();
     fs.rmSync(work, { recursive: true, force: true });
-    say("simulated cluster stopped");
+    say(cliMsg.demoStopped());
   }
 }

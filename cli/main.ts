@@ -3,6 +3,7 @@
 // First: an unsupported Node.js stops here, naming the version needed (bin/talos-gate prints it without a stack).
 import "../provider/nodeSupport";
 import { exitAfterFlush } from "./exit";
+import { cliMsg } from "./messages";
 const commands: Record<string, { summary: string; load: () => { run(argv: string[]): Promise<number> } }> = {
   validate: { summary: "validate an Omni cluster template offline", load: () => require("./validate") },
   plan: { summary: "print the ordered rollout plan against a live or simulated cluster", load: () => require("./plan") },
@@ -29,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`talos-gate: unknown command "${name}"\n\n${usage()}`);
+    process.stderr.write(cliMsg.unknownCommand(name, usage()));
     return 2;
   }
   try {

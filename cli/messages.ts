@@ -179,6 +179,26 @@ export const cliMsg = {
   simRecovered: (node: string, faults: readonly string[]) =>
     `node ${node} is booting again${faults.length ? ` (faults still set: ${faults.join(", ")})` : ""}`,
   simFaultsUnknown: (detail: string) => `(faults unknown: the sim's control endpoint did not answer: ${detail})`,
+  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string) =>
+    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}`,
+  simUpgradeTimes: (pullMs: number, installMs: number, bootSeconds: number) =>
+    `  upgrades:    ${pullMs} ms image pull, ${installMs} ms install, ${bootSeconds}s reboot per node`,
+
+  unknownCommand: (name: string, usage: string) => `talos-gate: unknown command "${name}"\n\n${usage}`,
+
+  // --- talos-gate demo (each line prefixed with the seconds since the start)
+  demoLine: (secs: number, line: string) => `[demo ${secs.toFixed(1).padStart(5)}s] ${line}\n`,
+  demoStarting: () =>
+    "starting a simulated Talos cluster: 3 control planes + 2 workers on Talos v1.12.4 (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)",
+  demoClusterUp: (kubeconfig: string, talosconfig: string) => `cluster up: kubeconfig ${kubeconfig}, talosconfig ${talosconfig}`,
+  demoGateClosed: (gate: string) => `gate closed: configmap ${gate} open=false (the healthcheck fails until it is true)`,
+  demoPreview: () => "pulumi preview: the rollout plan a pull-request reviewer sees",
+  demoUp: (version: string) => `pulumi up: upgrading to ${version}, control planes first, each node gated by the healthcheck`,
+  demoOpening: (gate: string) => `opening the gate: configmap ${gate} open=true`,
+  demoUpDone: (result: string, phase: string, lastUpgradeVersion: string) =>
+    `pulumi up ${result}: phase ${phase}, lastUpgradeVersion ${lastUpgradeVersion}`,
+  demoSecondPreview: (changes: string) => `a second pulumi preview: ${changes} (nothing left to do)`,
+  demoStopped: () => "simulated cluster stopped",
 };
 
 /** A failure whose message is meant for the user as it is (cli/main.ts prints it without a stack). */

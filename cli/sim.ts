@@ -64,8 +64,8 @@ async function up(argv: string[]): Promise<number> {
       child.unref();
       const secs = ((Date.now() - started) / 1000).toFixed(1);
       process.stdout.write([
-        `simulated cluster up in ${secs}s (pid ${state.pid}): ${count(opts.controlPlanes, "control plane")}, ${count(opts.workers, "worker")}, Talos ${opts.version}`,
-        `  upgrades:    ${opts.pullMs} ms image pull, ${opts.installMs} ms install, ${opts.bootSeconds}s reboot per node`,
+        cliMsg.simUp(secs, state.pid, count(opts.controlPlanes, "control plane"), count(opts.workers, "worker"), opts.version),
+        cliMsg.simUpgradeTimes(opts.pullMs, opts.installMs, opts.bootSeconds),
         `  kubernetes:  ${state.kubernetesServer}`,
         `  talos api:   ${state.talosEndpoint}`,
         `  kubeconfig:  ${state.kubeconfig}`,

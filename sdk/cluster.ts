@@ -100,3 +100,15 @@ export class Cluster extends pulumi.dynamic.Resource {
     this.machineOverrides = pulumi.output(args.machines ?? []).apply((ms) => (ms ?? []).map((m) => JSON.parse(JSON.stringify(m)) as MachineArgs));
   }
 }
+
+/**
+ * A resource on a cluster given as a `Cluster` or by its name: the inputs it passes (the name and, with a Cluster, its
+ * kubeconfig) and the name as known at preview (for its planned id).
+ */
+export function onCluster(c: Cluster | pulumi.Input<string>): {
+  inputs: { clusterName: pulumi.Input<string>; kubeconfig: pulumi.Input<string> | undefined };
+  name: pulumi.Output<string>;
+} {
+  if (c instanceof Cluster) return { inputs: { clusterName: c.clusterName, kubeconfig: c.kubeconfig }, name: c.clusterNameInput };
+  return { inputs: { clusterName: c, kubeconfig: undefined }, name: pulumi.output(c) };
+}

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
 import { runnerId } from "../provider/template/ids";
-import { Cluster } from "./cluster";
+import { Cluster, onCluster } from "./cluster";
 import { resourceUrn } from "./urn";
 
 /** Kubernetes label selector (as in a PodDisruptionBudget). */
@@ -76,12 +76,11 @@ export class Condition extends pulumi.dynamic.Resource {
   public readonly gateCondition: pulumi.Output<GateCondition>;
 
   constructor(name: string, args: ConditionArgs, opts?: pulumi.CustomResourceOptions) {
-    const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
+    const cluster = onCluster(args.cluster);
     super(shim, name, {
       kind: "Condition",
       resourceUrn: resourceUrn("Condition", name, opts),
-      clusterName: cluster ? cluster.clusterName : args.cluster,
-      kubeconfig: cluster ? cluster.kubeconfig : undefined,
+      ...cluster.inputs,
       name: args.name,
       target: args.target,
       expression: args.expression,
@@ -91,7 +90,7 @@ export class Condition extends pulumi.dynamic.Resource {
       description: undefined,
     }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "Condition");
-    const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
+    const clusterName = cluster.name;
     this.plannedId = pulumi.all([clusterName, args.name]).apply(([c, n]) => runnerId(String(c), String(n)));
     this.gateCondition = pulumi.all([this.plannedId, args.target, args.expression, args.message, args.allowEmpty])
       .apply(([id, target, expression, message, allowEmpty]) => ({

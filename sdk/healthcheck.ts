@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { shim } from "../provider/shim";
 import { healthcheckId } from "../provider/template/validate";
-import { Cluster } from "./cluster";
+import { Cluster, onCluster } from "./cluster";
 import { resourceUrn } from "./urn";
 
 /** A Healthcheck as a TalosUpgrade's gate takes it: the check's own inputs, composed into its Job by the provider. */
@@ -69,12 +69,11 @@ export class Healthcheck extends pulumi.dynamic.Resource {
   public readonly gateCheck: pulumi.Output<GateCheckInput>;
 
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
-    const cluster = args.cluster instanceof Cluster ? args.cluster : undefined;
+    const cluster = onCluster(args.cluster);
     super(shim, name, {
       kind: "Healthcheck",
       resourceUrn: resourceUrn("Healthcheck", name, opts),
-      clusterName: cluster ? cluster.clusterName : args.cluster,
-      kubeconfig: cluster ? cluster.kubeconfig : undefined,
+      ...cluster.inputs,
       name: args.name,
       idOverride: args.idOverride,
       job: args.job,
@@ -94,7 +93,7 @@ export class Healthcheck extends pulumi.dynamic.Resource {
       additionalSecretOutputs: ["kubeconfig", ...(pulumi.Output.isInstance(args.job) ? ["composedJob"] : []), ...(opts?.additionalSecretOutputs ?? [])],
     },
     "talos-gate", "Healthcheck");
-    const clusterName = cluster ? cluster.clusterNameInput : pulumi.output(args.cluster);
+    const clusterName = cluster.name;
     this.plannedId = pulumi.all([clusterName, args.name, args.idOverride])
       .apply(([c, name, idOverride]) => healthcheckId({ name, idOverride }, String(c)));
     this.gateCheck = pulumi.all([clusterName, args.name, args.idOverride, args.job, args.file, args.interval])

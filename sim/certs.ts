@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { simMsg } from "./messages";
 
 export interface KubePki {
   dir: string;
@@ -24,7 +25,7 @@ function openssl(dir: string, args: string[], input?: string): void {
     execFileSync("openssl", args, { cwd: dir, stdio: ["pipe", "pipe", "pipe"], input });
   } catch (err) {
     const e = err as { stderr?: Buffer; message: string };
-    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.toString().trim() || e.message} (is OpenSSL 3 installed?)`);
+    throw new Error(simMsg.opensslFailed(args[0], e.stderr?.toString().trim() || e.message));
   }
 }
 

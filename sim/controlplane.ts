@@ -13,6 +13,7 @@ import { kubeconfigYaml } from "./kubeconfig";
 import { freePort } from "./ports";
 import { startServer, stopServer, tail, waitHealthy } from "./servers";
 import { toolPath } from "./tools";
+import { simMsg } from "./messages";
 
 export interface ControlPlaneOptions {
   /** Directory for certificates, logs and etcd data; a temp dir (removed on stop) if omitted. */
@@ -52,7 +53,7 @@ function dataRoot(): string {
 async function waitEtcd(port: number, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`etcd exited with code ${child.exitCode}; last log lines:\n${tail(logFile)}`);
+    if (child.exitCode !== null) throw new Error(simMsg.etcdExited(child.exitCode, tail(logFile)));
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`);
       if (res.ok) return;
@@ -61,7 +62,7 @@ async function waitEtcd(port: number, child: ChildProcess, logFile: string, time
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`etcd did not become healthy within ${timeoutMs} ms; last log lines:\n${tail(logFile)}`);
+  throw new Error(simMsg.etcdNotHealthy(timeoutMs, tail(logFile)));
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { parseSimArgs, SimState, stateFile } from "./state";
 import { startSimCluster } from "./cluster";
 import { startControlServer } from "./control";
+import { simMsg } from "./messages";
 
 async function main(): Promise<void> {
   const opts = parseSimArgs(process.argv.slice(2));
@@ -41,6 +42,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`talos-gate sim: failed to start: ${(err as Error).stack ?? err}\n`);
+  process.stderr.write(simMsg.daemonFailed(String((err as Error).stack ?? err)));
   process.exit(1);
 });

@@ -21,4 +21,25 @@ export const simMsg = {
   faultSet: (node: string, faults: string[]) =>
     faults.length ? `node ${node}: faults now ${faults.join(", ")}` : `node ${node}: no faults`,
   recovered: (node: string) => `node ${node} is booting again; never-comes-back is cleared, its other faults stay`,
+
+  // --- the sim's own failures (not Talos' or Kubernetes' answers, which the sim words as they do)
+  duplicateNode: (name: string, address: string) => `duplicate simulated node ${name} (${address})`,
+  endpointsNotListening: () => "the simulated Talos endpoints are not listening",
+  noSuchNode: (nameOrAddress: string) => `no simulated Talos node "${nameOrAddress}"`,
+  unknownOption: (arg: string | undefined, options: string[]) => `unknown option ${arg}; options: ${options.join(", ")}`,
+  needsValue: (flag: string) => `${flag} needs a value`,
+  badNumber: (flag: string, fractional: boolean, min: number, value: string) =>
+    `${flag} must be a ${fractional ? "number" : "whole number"} >= ${min}, got "${value}"`,
+  badVersion: (version: string) => `--version must be a Talos version like v1.12.4, got "${version}"`,
+  noFreePort: (first: number, last: number, locks: string) => `no free loopback port between ${first} and ${last} after 200 tries (locks in ${locks})`,
+  exitedWhileStarting: (name: string, code: number | null, log: string) => `${name} exited with code ${code} while starting; last log lines:\n${log}`,
+  notReadyWithin: (name: string, timeoutMs: number, log: string) => `${name} did not become ready within ${timeoutMs} ms; last log lines:\n${log}`,
+  etcdExited: (code: number | null, log: string) => `etcd exited with code ${code}; last log lines:\n${log}`,
+  etcdNotHealthy: (timeoutMs: number, log: string) => `etcd did not become healthy within ${timeoutMs} ms; last log lines:\n${log}`,
+  opensslFailed: (command: string | undefined, detail: string) => `openssl ${command} failed: ${detail} (is OpenSSL 3 installed?)`,
+  machineNamesNotUnique: () => "kube sim: machine names must be unique (each becomes a Node name)",
+  workloadNotRunning: (running: number, expected: number, afterMs: number) =>
+    `kube sim: only ${running} of ${expected} workload pods are Running after ${afterMs} ms`,
+  noCurrentCluster: () => "kube sim: the kubeconfig has no current cluster; pass a kubeconfig with a current-context",
+  daemonFailed: (detail: string) => `talos-gate sim: failed to start: ${detail}\n`,
 };

@@ -12,6 +12,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { processAlive } from "./pids";
+import { simMsg } from "./messages";
 
 const FIRST = 20_000;
 const COUNT = 12_000;
@@ -70,5 +71,5 @@ export async function freePort(): Promise<number> {
     if (port >= lo && port <= hi) continue;
     if (reservePort(port) && (await bindable(port))) return port;
   }
-  throw new Error(`no free loopback port between ${FIRST} and ${FIRST + COUNT} after 200 tries (locks in ${PORT_LOCKS})`);
+  throw new Error(simMsg.noFreePort(FIRST, FIRST + COUNT, PORT_LOCKS));
 }

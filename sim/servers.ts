@@ -3,6 +3,7 @@
 import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as https from "node:https";
+import { simMsg } from "./messages";
 
 export function startServer(bin: string, args: string[], logFile: string): ChildProcess {
   const log = fs.openSync(logFile, "a");
@@ -60,10 +61,10 @@ export async function waitHealthy(name: string, p: HealthProbe, child: ChildProc
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
-      throw new Error(`${name} exited with code ${child.exitCode} while starting; last log lines:\n${tail(logFile)}`);
+      throw new Error(simMsg.exitedWhileStarting(name, child.exitCode, tail(logFile)));
     }
     if (await probe(p)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${name} did not become ready within ${timeoutMs} ms; last log lines:\n${tail(logFile)}`);
+  throw new Error(simMsg.notReadyWithin(name, timeoutMs, tail(logFile)));
 }

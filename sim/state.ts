@@ -2,6 +2,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { simMsg } from "./messages";
 
 export interface SimOptions {
   dir: string;
@@ -52,22 +53,22 @@ export function parseSimArgs(argv: string[]): SimOptions {
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split("=", 2);
     const key = Object.hasOwn(FLAGS, flag) ? FLAGS[flag] : undefined;
-    if (!key) throw new SimUsageError(`unknown option ${argv[i]}; options: ${Object.keys(FLAGS).join(", ")}`);
+    if (!key) throw new SimUsageError(simMsg.unknownOption(argv[i], Object.keys(FLAGS)));
     const value = inline ?? argv[++i];
-    if (value === undefined) throw new SimUsageError(`${flag} needs a value`);
+    if (value === undefined) throw new SimUsageError(simMsg.needsValue(flag));
     if (key === "dir" || key === "version") {
       (o as unknown as Record<string, string>)[key] = value;
     } else {
       const n = Number(value);
       const min = key === "controlPlanes" ? 1 : 0;
       if (!Number.isFinite(n) || n < min || (key !== "bootSeconds" && !Number.isInteger(n))) {
-        throw new SimUsageError(`${flag} must be a ${key === "bootSeconds" ? "number" : "whole number"} >= ${min}, got "${value}"`);
+        throw new SimUsageError(simMsg.badNumber(flag, key === "bootSeconds", min, value));
       }
       (o as unknown as Record<string, number>)[key] = n;
     }
   }
   if (!/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(o.version)) {
-    throw new SimUsageError(`--version must be a Talos version like v1.12.4, got "${o.version}"`);
+    throw new SimUsageError(simMsg.badVersion(String(o.version)));
   }
   if (!o.version.startsWith("v")) o.version = `v${o.version}`;
   o.dir = path.resolve(o.dir);

@@ -61,3 +61,7 @@ export const evaluationFailed = (detail: string) => `expression failed: ${detail
 export const messageFailed = (reason: string, detail: string) => `${reason} (message expression failed: ${detail})`;
 export const kindNotServed = (apiVersion: string, kind: string) =>
   `${apiVersion} ${kind} is not served by the cluster (is its CRD installed?)`;
+/** Why an evaluation's worker thread is gone (in `evaluationCrashed`). */
+export const watchStopped = () => "the run's condition watch has stopped";
+export const workerExited = (code: number) => `worker exited with code ${code}`;
+export const workerNotStarted = (seconds: number) => `worker did not start within ${seconds}s`;

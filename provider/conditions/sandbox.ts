@@ -30,7 +30,7 @@ export class ConditionSandbox {
     const max = maxSelection(this.compiled.nesting);
     // Refused before the objects are copied to the thread.
     if (objects.length > max) return { state: "held", cause: "cost", reason: M.selectionTooLarge(objects.length, max, this.compiled.nesting) };
-    if (this.closed) return { state: "held", cause: "error", reason: M.evaluationCrashed("the run's condition watch has stopped") };
+    if (this.closed) return { state: "held", cause: "error", reason: M.evaluationCrashed(M.watchStopped()) };
     let worker: Worker;
     try {
       worker = await (this.ready ??= this.start());
@@ -56,7 +56,7 @@ export class ConditionSandbox {
         if ("id" in m && m.id === id) finish(m.verdict);
       };
       const onError = (e: Error) => finish({ state: "held", cause: "error", reason: M.evaluationCrashed(e.message) }, true);
-      const onExit = (code: number) => finish({ state: "held", cause: "error", reason: M.evaluationCrashed(`worker exited with code ${code}`) }, true);
+      const onExit = (code: number) => finish({ state: "held", cause: "error", reason: M.evaluationCrashed(M.workerExited(code)) }, true);
       const timer = setTimeout(() => finish({ state: "held", cause: "cost", reason: M.evaluationOverBudget(this.budgetMs, objects.length) }, true), this.budgetMs);
       worker.on("message", onMessage);
       worker.on("error", onError);
@@ -81,8 +81,8 @@ export class ConditionSandbox {
       const onMessage = (m: Reply) => {
         if ("ready" in m) done(m.ready ? undefined : new Error(m.error));
       };
-      const onExit = (code: number) => done(new Error(`worker exited with code ${code}`));
-      const timer = setTimeout(() => done(new Error(`worker did not start within ${START_BOUND_MS / 1000}s`)), START_BOUND_MS);
+      const onExit = (code: number) => done(new Error(M.workerExited(code)));
+      const timer = setTimeout(() => done(new Error(M.workerNotStarted(START_BOUND_MS / 1000))), START_BOUND_MS);
       worker.on("message", onMessage);
       worker.on("error", done);
       worker.on("exit", onExit);

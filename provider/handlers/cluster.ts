@@ -23,7 +23,7 @@ function kubeApi(kubeconfig: string, urn?: string, cluster?: string) {
 async function observe(spec: ClusterSpec): Promise<Properties> {
   const kube = kubeApi(spec.kubeconfig, spec.resourceUrn);
   try {
-    const [live, version] = await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", () => Promise.all([
+    const [live, version] = await withTimeout(CLUSTER_TIMEOUT_MS, msg.KUBERNETES_API, () => Promise.all([
       kube.listMachines(),
       (require("../kube/version") as typeof import("../kube/version")).kubernetesVersion(spec.kubeconfig),
     ]));
@@ -92,7 +92,7 @@ export const clusterHandler: KindHandler<ClusterSpec> = {
     const spec = parseCluster(props);
     const kube = kubeApi(spec.kubeconfig, spec.resourceUrn, spec.clusterName);
     try {
-      await withTimeout(CLUSTER_TIMEOUT_MS, "the Kubernetes API", async () => {
+      await withTimeout(CLUSTER_TIMEOUT_MS, msg.KUBERNETES_API, async () => {
         const swept = await kube.sweepRunners();
         if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
         const full = removedFull(spec.manifests, []);

@@ -20,7 +20,7 @@ async function checkKind(p: Properties, outs: ConditionOutputs): Promise<void> {
   const { msg: kubeMsg } = require("../kube/messages") as typeof import("../kube/messages");
   let served: { namespaced: boolean } | undefined;
   try {
-    served = await withTimeout(DISCOVERY_TIMEOUT_MS, "the Kubernetes API", () => c.objects.served(t.apiVersion, t.kind));
+    served = await withTimeout(DISCOVERY_TIMEOUT_MS, msg.KUBERNETES_API, () => c.objects.served(t.apiVersion, t.kind));
   } catch (err) {
     warn(urnOf(p), msg.conditionKindWarning(outs.conditionId, errorText(err))); // unreachable now: the gate tells later
     return;

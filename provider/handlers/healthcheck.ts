@@ -17,7 +17,7 @@ async function dryRun(p: Properties, outs: HealthcheckOutputs): Promise<void> {
   if (typeof p.kubeconfig !== "string" || p.kubeconfig === "") return;
   const kube = (require("../kube") as typeof import("../kube")).createKubeApi(p.kubeconfig, { log: (l) => warn(urnOf(p), l) });
   try {
-    await withTimeout(DRY_RUN_TIMEOUT_MS, "the Kubernetes API", () =>
+    await withTimeout(DRY_RUN_TIMEOUT_MS, msg.KUBERNETES_API, () =>
       kube.dryRunJob({ jobName: outs.jobName, namespace: outs.namespace, job: outs.composedJob }));
   } catch (err) {
     throw new Error(msg.dryRunFailed(outs.jobName, errorText(err)));

@@ -2,6 +2,8 @@
 // models' (provider/resources/messages.ts), re-exported so a handler names each message from one module.
 export * from "../resources/messages";
 export const noAnswer = (what: string, ms: number) => `${what} did not answer within ${ms / 1000}s`;
+/** What a handler's bounded call to the cluster waits on, in `noAnswer`. */
+export const KUBERNETES_API = "the Kubernetes API";
 export const unknownKind = (kind: string | undefined) =>
   `talos-gate: unknown resource kind ${JSON.stringify(kind)}; the installed talos-gate package ` +
   "is older than the one that wrote this state: upgrade the talos-gate package";
@@ -50,3 +52,4 @@ export const credentialsUpdated = "credentials updated (kubeconfig/talosconfig);
 export const engineCancelled = "the Pulumi engine cancelled the update (Ctrl-C or SIGTERM to the pulumi CLI)";
 export const engineGone = "the Pulumi CLI is gone (killed, or its runner was lost), so no result can be saved";
 export const engineGoneExit = "talos-gate: the Pulumi CLI is gone and nothing is in flight; the provider process exits";
+export const smokeMessageRequired = "message is required and must be a non-empty string";

@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import type { Properties } from "./common";
 import type { KindHandler } from "./registry";
+import * as msg from "./messages";
 
 function outputs(inputs: Properties, message: string): Properties {
   return { ...inputs, digest: createHash("sha256").update(message).digest("hex") };
@@ -13,7 +14,7 @@ export const smokeHandler: KindHandler<string> = {
   parse: (inputs) => String(inputs.message ?? ""),
   async check(_olds, news) {
     if (typeof news.message !== "string" || news.message === "") {
-      return { failures: [{ property: "message", reason: "message is required and must be a non-empty string" }] };
+      return { failures: [{ property: "message", reason: msg.smokeMessageRequired }] };
     }
     return { inputs: news };
   },

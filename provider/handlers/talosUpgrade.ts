@@ -82,7 +82,7 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
   const spec = parseTalosUpgrade(news);
   const kube = kubeApi(spec.kubeconfig, spec.urn);
   try {
-    return await withTimeout(PREVIEW_TIMEOUT_MS, "the Kubernetes API", async () => {
+    return await withTimeout(PREVIEW_TIMEOUT_MS, msg.KUBERNETES_API, async () => {
       const scope = withMachineOverrides(kube, spec.machines);
       const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatusRecord(spec.clusterName)]);
       const plan = planRollout({
@@ -280,7 +280,7 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
     const spec = parseTalosUpgrade(props);
     const kube = kubeApi(spec.kubeconfig, spec.urn);
     try {
-      const machines = await withTimeout(30_000, "the Kubernetes API", () => withMachineOverrides(kube, spec.machines).listMachines());
+      const machines = await withTimeout(30_000, msg.KUBERNETES_API, () => withMachineOverrides(kube, spec.machines).listMachines());
       return { id, props: { ...props, status: liveStatus(props, machines) } };
     } catch (err) {
       warn(spec.urn, msg.refreshWarning(spec.clusterName, errorText(err)));
@@ -303,11 +303,11 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
     // This upgrade's runner Jobs: its cluster, and its owner when that is stable across processes (spec.owner).
     const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, ...(spec.owner ? { holder: holderOf(spec, _id) } : {}) });
     try {
-      const swept = await withTimeout(30_000, "the Kubernetes API", () => kube.sweepRunners());
+      const swept = await withTimeout(30_000, msg.KUBERNETES_API, () => kube.sweepRunners());
       if (swept.jobs + swept.pods > 0) progress(msg.sweepDone(spec.clusterName, swept.jobs, swept.pods));
       // Cordons this upgrade left (a killed run) are lifted; nobody else's.
       const owner = holderOf(spec, _id);
-      const mine = await withTimeout(30_000, "the Kubernetes API", async () => (await kube.listMachines()).filter((m) => m.cordonedBy === owner));
+      const mine = await withTimeout(30_000, msg.KUBERNETES_API, async () => (await kube.listMachines()).filter((m) => m.cordonedBy === owner));
       for (const m of mine) {
         if (await kube.uncordon(m.name, owner)) progress(msg.deleteUncordoned(spec.clusterName, m.name));
       }

@@ -273,6 +273,7 @@ export class KubeClients {
   watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
+    // client-node's Watch callback type: the event's object is untyped there
     onEvent: (type: string, obj: any) => void,
     onDone: (err: unknown) => void,
   ): Promise<AbortController> {

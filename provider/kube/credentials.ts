@@ -119,11 +119,11 @@ export class ExecCredentials implements CredentialSource {
     try {
       out = JSON.parse(stdout);
     } catch {
-      throw new Error("its output is not an ExecCredential (JSON)");
+      throw new Error(msg.execNotJson());
     }
-    if (out.apiVersion !== undefined && out.apiVersion !== apiVersion) throw new Error(`it returned apiVersion ${out.apiVersion}, not ${apiVersion}`);
+    if (out.apiVersion !== undefined && out.apiVersion !== apiVersion) throw new Error(msg.execApiVersion(out.apiVersion, apiVersion));
     const s = out.status;
-    if (!s || (!s.token && !(s.clientCertificateData && s.clientKeyData))) throw new Error("it returned neither a token nor a certificate and key");
+    if (!s || (!s.token && !(s.clientCertificateData && s.clientKeyData))) throw new Error(msg.execNoCredential());
     const credential: Credential = {
       ...(s.token ? { authorization: `Bearer ${s.token}` } : {}),
       ...(s.clientCertificateData && s.clientKeyData ? { cert: s.clientCertificateData, key: s.clientKeyData } : {}),

@@ -35,10 +35,14 @@ interface InventoryEntry {
   owner?: string;
 }
 
+/** One object of a manifest: apiVersion, kind and metadata.name checked; the rest is the user's, passed on as it is. */
+export type ManifestObject = k8s.KubernetesObject & { apiVersion: string; kind: string; metadata: k8s.V1ObjectMeta & { name: string } } &
+  Record<string, unknown>;
+
 interface Desired {
   manifest: string;
   mode: ManifestMode;
-  object: k8s.KubernetesObject & Record<string, any>;
+  object: ManifestObject;
 }
 
 const describe = (o: { kind?: string; namespace?: string; name?: string }) =>
@@ -50,7 +54,7 @@ export function labelValue(s: string): string {
   return s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63).replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "");
 }
 
-export function parseManifest(m: Manifest): Record<string, any>[] {
+export function parseManifest(m: Manifest): ManifestObject[] {
   let docs: unknown[];
   if (typeof m.content === "string") {
     docs = [];
@@ -61,10 +65,10 @@ export function parseManifest(m: Manifest): Record<string, any>[] {
   } else {
     docs = m.content;
   }
-  const out: Record<string, any>[] = [];
+  const out: ManifestObject[] = [];
   const visit = (d: unknown) => {
     if (d === null || d === undefined) return; // empty or comment-only document
-    const o = d as Record<string, any>;
+    const o = d as { apiVersion?: unknown; kind?: unknown; items?: unknown; metadata?: { name?: unknown } | null };
     if (typeof o === "object" && typeof o.kind === "string" && o.kind.endsWith("List") && Array.isArray(o.items)) {
       o.items.forEach(visit);
       return;
@@ -73,7 +77,7 @@ export function parseManifest(m: Manifest): Record<string, any>[] {
       typeof o.metadata?.name !== "string" || o.metadata.name === "") {
       throw new KubeError(msg.manifestNotObject(m.name, out.length));
     }
-    out.push(o);
+    out.push(o as ManifestObject);
   };
   docs.forEach(visit);
   return out;
@@ -92,14 +96,8 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function applyManifests(
-  c: KubeClients,
-  manifests: Manifest[],
-  opts: ApplyManifestsOptions,
-  log: (line: string) => void,
-): Promise<ApplyManifestsResult> {
-  const { cluster } = opts;
-  const dryRun = opts.dryRun ? "All" : undefined;
+/** Every object of the manifests as it is applied: talos-gate's labels on, server-set fields off, Namespaces and CRDs first. */
+function desiredObjects(manifests: Manifest[], opts: ApplyManifestsOptions): Desired[] {
   const desired: Desired[] = [];
   for (const m of manifests) {
     const mode = m.mode ?? opts.mode ?? "full";
@@ -107,29 +105,47 @@ export async function applyManifests(
       const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, managedFields: _mf, generation: _g, ...meta } = raw.metadata;
       const object = {
         ...raw,
-        metadata: { ...meta, labels: { ...(meta.labels ?? {}), [MANIFEST_LABEL]: labelValue(m.name), [CLUSTER_LABEL]: labelValue(cluster) } },
+        metadata: { ...meta, labels: { ...(meta.labels ?? {}), [MANIFEST_LABEL]: labelValue(m.name), [CLUSTER_LABEL]: labelValue(opts.cluster) } },
       };
       delete (object as Record<string, unknown>).status;
       desired.push({ manifest: m.name, mode, object });
     }
   }
-  desired.sort((a, b) => order(a.object.kind) - order(b.object.kind)); // stable: manifest order otherwise
+  return desired.sort((a, b) => order(a.object.kind) - order(b.object.kind)); // stable: manifest order otherwise
+}
 
-  const result: ApplyManifestsResult = { applied: [], skipped: [], pruned: [] };
-  const keep = new Map<string, InventoryEntry>(); // full-mode objects now applied
-  const listed = new Set<string>(); // every object listed, any mode
+/** What the apply step leaves for the prune step. */
+interface Applied {
+  /** Full-mode objects now applied, by entry key. */
+  keep: Map<string, InventoryEntry>;
+  /** Every object listed, any mode. */
+  listed: Set<string>;
+}
+
+/** Whether the cluster serves the object's kind namespaced; a CRD applied just now is waited for a moment. */
+async function servedNamespaced(c: KubeClients, d: Desired, waitForCrd: boolean): Promise<boolean> {
+  const o = d.object;
+  let namespaced = await withRetry(() => c.objects.namespaced(o.apiVersion!, o.kind!));
+  for (let i = 0; namespaced === undefined && waitForCrd && i < 20; i++) {
+    await sleep(250); // a CRD applied just now takes a moment to be served
+    namespaced = await withRetry(() => c.objects.namespaced(o.apiVersion!, o.kind!));
+  }
+  if (namespaced === undefined) {
+    throw new KubeError(msg.manifestApplyFailed(d.manifest, describe({ kind: o.kind, namespace: o.metadata?.namespace, name: o.metadata?.name }),
+      `the cluster does not serve ${o.apiVersion} ${o.kind}`, 404), 404);
+  }
+  return namespaced;
+}
+
+/** Server-side apply of each object in order (a one-time object that exists is skipped), into `result`. */
+async function applyObjects(c: KubeClients, desired: Desired[], opts: ApplyManifestsOptions, result: ApplyManifestsResult): Promise<Applied> {
+  const dryRun = opts.dryRun ? "All" : undefined;
+  const keep = new Map<string, InventoryEntry>();
+  const listed = new Set<string>();
   const hasCrds = desired.some((d) => d.object.kind === "CustomResourceDefinition");
   for (const d of desired) {
     const o = d.object;
-    let namespaced = await withRetry(() => c.objects.namespaced(o.apiVersion!, o.kind!));
-    for (let i = 0; namespaced === undefined && hasCrds && !dryRun && i < 20; i++) {
-      await sleep(250); // a CRD applied just now takes a moment to be served
-      namespaced = await withRetry(() => c.objects.namespaced(o.apiVersion!, o.kind!));
-    }
-    if (namespaced === undefined) {
-      throw new KubeError(msg.manifestApplyFailed(d.manifest, describe({ kind: o.kind, namespace: o.metadata?.namespace, name: o.metadata?.name }),
-        `the cluster does not serve ${o.apiVersion} ${o.kind}`, 404), 404);
-    }
+    const namespaced = await servedNamespaced(c, d, hasCrds && !dryRun);
     if (namespaced) o.metadata!.namespace ||= "default";
     else delete o.metadata!.namespace;
     const entry: InventoryEntry = { manifest: d.manifest, apiVersion: o.apiVersion!, kind: o.kind!, name: o.metadata!.name!, ...(namespaced ? { namespace: o.metadata!.namespace } : {}) };
@@ -152,14 +168,25 @@ export async function applyManifests(
       throw new KubeError(msg.manifestApplyFailed(d.manifest, what, apiMessage(err), statusOf(err)), statusOf(err));
     }
   }
+  return { keep, listed };
+}
 
+/**
+ * Deletes this owner's inventory entries no longer listed (only objects it applied, see the header), into `result`,
+ * and records the inventory: what is kept, what failed to prune (retried next time) and other owners' entries.
+ */
+async function pruneUnlisted(
+  c: KubeClients, applied: Applied, opts: ApplyManifestsOptions, log: (line: string) => void, result: ApplyManifestsResult,
+): Promise<void> {
+  const { cluster } = opts;
+  const { keep, listed } = applied;
   const previous = await readInventory(c, cluster);
   // Another resource's entries are neither pruned nor dropped by this one's applies.
   const others = previous.filter((e) => !ownedBy(e, opts.owner));
   const stale = previous.filter((e) => ownedBy(e, opts.owner) && !listed.has(entryKey(e)) && !keep.has(entryKey(e)));
-  if (dryRun) {
+  if (opts.dryRun) {
     result.pruned = stale.map(describe);
-    return result;
+    return;
   }
   // Record the union first: a crash before pruning must not forget the objects still to prune.
   if (stale.length > 0) await writeInventory(c, cluster, [...keep.values(), ...stale, ...others]);
@@ -182,6 +209,18 @@ export async function applyManifests(
     }
   }
   await writeInventory(c, cluster, [...keep.values(), ...failed, ...others]);
+}
+
+/** Applies the manifests, then prunes what this owner applied before and no longer lists (see the header). */
+export async function applyManifests(
+  c: KubeClients,
+  manifests: Manifest[],
+  opts: ApplyManifestsOptions,
+  log: (line: string) => void,
+): Promise<ApplyManifestsResult> {
+  const result: ApplyManifestsResult = { applied: [], skipped: [], pruned: [] };
+  const applied = await applyObjects(c, desiredObjects(manifests, opts), opts, result);
+  await pruneUnlisted(c, applied, opts, log, result);
   return result;
 }
 

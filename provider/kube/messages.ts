@@ -167,4 +167,9 @@ export const msg = {
 
   // --- sweep (logged only)
   sweepFailed: (what: string, detail: string) => `cleanup of healthcheck runners: ${what} failed: ${detail}`,
+
+  // --- why an exec plugin's output is refused (in the credential error naming the plugin)
+  execNotJson: () => "its output is not an ExecCredential (JSON)",
+  execApiVersion: (got: string, want: string) => `it returned apiVersion ${got}, not ${want}`,
+  execNoCredential: () => "it returned neither a token nor a certificate and key",
 };

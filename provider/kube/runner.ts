@@ -85,13 +85,14 @@ export class RunnerJobs {
 }
 
 /** The Job to submit: the composed object with name, namespace, runner label and config-hash annotation enforced. */
-export function jobBody(check: HealthcheckJob, nonce?: string, scope?: RunnerScope): Record<string, any> {
+export function jobBody(check: HealthcheckJob, nonce?: string, scope?: RunnerScope): k8s.V1Job {
   const own = { ...scopeLabels(scope), [RUNNER_APP_LABEL]: RUNNER_APP_VALUE };
-  const job = check.job as Record<string, any>;
-  const meta = (job.metadata ?? {}) as Record<string, any>;
-  const spec = (job.spec ?? {}) as Record<string, any>;
-  const template = (spec.template ?? {}) as Record<string, any>;
-  const tmeta = (template.metadata ?? {}) as Record<string, any>;
+  // The composed Job was checked to be a Job at composition (template/jobmanifest.ts); fields it lacks default below.
+  const job = check.job as k8s.V1Job;
+  const meta = job.metadata ?? {};
+  const spec = job.spec ?? ({} as Partial<k8s.V1JobSpec>);
+  const template = spec.template ?? {};
+  const tmeta = template.metadata ?? {};
   return {
     ...job,
     apiVersion: job.apiVersion ?? "batch/v1",
@@ -213,7 +214,7 @@ async function evaluate(
   const { namespace, jobName } = check;
   const create = async () => {
     try {
-      const made = await c.batch.createNamespacedJob({ namespace, body: jobBody(check, ours.nonce, ours.scope) as k8s.V1Job });
+      const made = await c.batch.createNamespacedJob({ namespace, body: jobBody(check, ours.nonce, ours.scope) });
       ours.created(namespace, jobName, made.metadata?.uid);
     } catch (err) {
       // Someone else's Job took the name meanwhile: its next event is not ours, so it is replaced then.

@@ -243,6 +243,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
             allowWatchBookmarks: true,
             timeoutSeconds,
           },
+          // client-node's Watch hands each event's object untyped (its signature): read defensively below
           (type: string, obj: any) => {
             if (finished) return;
             sawEvent = true;

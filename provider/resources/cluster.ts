@@ -42,7 +42,7 @@ export function parseAllObjects(text: string): Record<string, unknown>[] {
     if (d.errors.length > 0) throw new Error(d.errors[0].message.split("\n")[0]);
     const v = d.toJS();
     if (v === null || v === undefined) continue;
-    if (typeof v !== "object" || Array.isArray(v)) throw new Error("every YAML document must be a Kubernetes object");
+    if (typeof v !== "object" || Array.isArray(v)) throw new Error(msg.notAKubernetesObject());
     out.push(v);
   }
   return out;
@@ -61,9 +61,9 @@ const kubeconfig = z.unknown().optional().transform((v, ctx) => {
     return z.NEVER;
   }
   if (!doc || typeof doc !== "object" || !Array.isArray(doc.clusters) || doc.clusters.length === 0) {
-    fail(ctx, msg.kubeconfigInvalid("it lists no clusters"));
+    fail(ctx, msg.kubeconfigNoClusters());
   } else if (!Array.isArray(doc.contexts) || !doc["current-context"]) {
-    fail(ctx, msg.kubeconfigInvalid("it has no current-context"));
+    fail(ctx, msg.kubeconfigNoContext());
   }
   return v;
 });
@@ -85,7 +85,7 @@ const talosconfig = z.unknown().optional().transform((v, ctx) => {
 const machines = z.unknown().optional().transform((v, ctx): MachineOverride[] => {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) {
-    fail(ctx, "machines must be a list");
+    fail(ctx, msg.notAList("machines"));
     return z.NEVER;
   }
   const seen = new Set<string>();
@@ -95,7 +95,7 @@ const machines = z.unknown().optional().transform((v, ctx): MachineOverride[] =>
     const problem = (reason: string, path: PropertyKey[]) => { refused = true; fail(ctx, reason, path); };
     const name = (m as { name?: unknown } | null)?.name;
     const role = (m as { role?: unknown } | null)?.role;
-    if (typeof name !== "string" || name === "") problem(msg.machineInvalid(i, "needs a name (the Kubernetes Node name)"), [i, "name"]);
+    if (typeof name !== "string" || name === "") problem(msg.machineNameMissing(i), [i, "name"]);
     else if (seen.has(name)) problem(msg.machineInvalid(i, `repeats "${name}"`), [i, "name"]);
     else seen.add(name);
     if (role !== undefined && role !== "controlplane" && role !== "worker") {
@@ -154,7 +154,7 @@ function manifestProblems(ctx: z.RefinementCtx, m: Record<string, unknown> | nul
 const manifests = z.unknown().optional().transform((v, ctx): ManifestEntry[] => {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) {
-    fail(ctx, "manifests must be a list");
+    fail(ctx, msg.notAList("manifests"));
     return z.NEVER;
   }
   const seen = new Set<string>();

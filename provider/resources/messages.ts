@@ -42,3 +42,9 @@ export const clusterNameInvalid = (field: string, name: string, problems: string
   `starting and ending with a letter or digit, at most 63 characters${suggestion ? `, e.g. ${JSON.stringify(suggestion)}` : ""}`;
 export const machineNotANode = (name: string, known: readonly string[]) =>
   `machine "${name}" is not a Node of the cluster; known: ${known.join(", ") || "none"}; fix the Cluster's machines list`;
+export const notAKubernetesObject = () => "every YAML document must be a Kubernetes object";
+export const notAList = (field: string) => `${field} must be a list`;
+export const kubeconfigNoClusters = () => kubeconfigInvalid("it lists no clusters");
+export const kubeconfigNoContext = () => kubeconfigInvalid("it has no current-context");
+export const machineNameMissing = (i: number) => machineInvalid(i, "needs a name (the Kubernetes Node name)");
+export const orderNotAList = () => strategyInvalid("order must be a list of node names");

@@ -119,7 +119,7 @@ const strategy = z.object({
     return sets as Record<string, number> | undefined;
   }),
   order: z.custom<string[]>((v) => Array.isArray(v) && v.every((n) => typeof n === "string"), {
-    error: msg.strategyInvalid("order must be a list of node names"),
+    error: msg.orderNotAList(),
   }).optional(),
 }).nullish().transform((s): RolloutStrategy => ({
   ...(s?.workerParallelism ? { workerParallelism: s.workerParallelism } : {}),

@@ -24,7 +24,7 @@ export async function askEtcd(ctx: RunContext, machine: Pick<Machine, "name">, s
   const live = await ctx.machines();
   const self = live.find((m) => m.name === machine.name);
   const via = live.find((m) => m.role === "controlplane" && m.name !== machine.name && m.ready) ?? self;
-  if (!self || !via) return { state: "failed", reason: msg.etcdCheckFailed(`node ${machine.name} is not in the cluster`) };
+  if (!self || !via) return { state: "failed", reason: msg.etcdCheckFailed(msg.nodeNotInCluster(machine.name)) };
   let health;
   try {
     health = await ctx.talos.etcdHealth(via.address, { signal });

@@ -486,3 +486,5 @@ export function planQuorumLoss(controlPlanes: readonly string[], allowed: boolea
       'through any reboot; set etcdQuorumLoss: "allow" to upgrade them one at a time through the outage, or run 3',
   ];
 }
+
+export const nodeNotInCluster = (node: string) => `node ${node} is not in the cluster`;

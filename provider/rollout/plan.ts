@@ -124,10 +124,6 @@ export class PlanError extends Error {
 }
 
 /**
- * Omni §3.4: every machine at the target → "done"; else the target equals the last converged version → "reverting"
- * (rolling back is never gated and ignores not-ready machines in the quota); else "upgrading".
- */
-/**
  * The version the whole cluster runs when every machine reports the same one; undefined for a mixed or unknown
  * cluster. A first run records it as the last converged version, so setting the version back after a failed first run
  * is a revert (ungated), as in Omni.
@@ -138,6 +134,10 @@ export function convergedVersion(machines: readonly Pick<PlanMachine, "talosVers
   return machines.every((m) => sameVersion(m.talosVersion, first)) ? normalizeVersion(first) : undefined;
 }
 
+/**
+ * Omni §3.4: every machine at the target → "done"; else the target equals the last converged version → "reverting"
+ * (rolling back is never gated and ignores not-ready machines in the quota); else "upgrading".
+ */
 export function detectMode(
   machines: readonly Pick<PlanMachine, "talosVersion">[],
   target: string,
@@ -160,17 +160,26 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-export function planRollout(input: PlanInput): Plan {
-  if (!isValidVersion(input.targetVersion)) throw new PlanError(msg.invalidVersion("target version", input.targetVersion));
-  const target = normalizeVersion(input.targetVersion);
-  const strategy = input.strategy ?? {};
+/** The strategy checked: parallelism per group, how workers are grouped, and the order within a group. */
+interface CheckedStrategy {
+  workerParallelism: number;
+  setParallelism: Map<string, number>;
+  groupBySet: boolean;
+  /** Within a group: names listed in `order` first, in that order; then the rest by name. */
+  ordered: (a: PlanMachine, b: PlanMachine) => number;
+}
 
+/** Every machine's name, refusing a name listed twice. */
+function machineNames(machines: readonly PlanMachine[]): Set<string> {
   const names = new Set<string>();
-  for (const m of input.machines) {
+  for (const m of machines) {
     if (names.has(m.name)) throw new PlanError(msg.duplicateMachine(m.name));
     names.add(m.name);
   }
+  return names;
+}
 
+function checkStrategy(strategy: RolloutStrategy, names: ReadonlySet<string>): CheckedStrategy {
   const workerParallelism = checkParallelism(strategy.workerParallelism, "workerParallelism");
   const setParallelism = new Map<string, number>();
   for (const [set, p] of Object.entries(strategy.machineSetParallelism ?? {})) {
@@ -191,18 +200,16 @@ export function planRollout(input: PlanInput): Plan {
     if (ib !== undefined) return 1;
     return byName(a, b);
   };
+  return { workerParallelism, setParallelism, groupBySet, ordered };
+}
 
-  const mode: RolloutMode =
-    input.mode ?? detectMode(input.machines, target, input.lastUpgradeVersion);
-  const healthchecks = [...(input.healthchecks ?? [])];
-  const notReady = input.machines.filter((m) => !m.ready).map((m) => m.name).sort();
-  const reduceBy = mode === "reverting" ? 0 : notReady.length;
-
+/** Machines by name, sorted out: set aside by the run, skipped (at the target), or still to upgrade. */
+function sortOut(machines: readonly PlanMachine[], target: string, setAsideByRun: readonly string[]) {
   const skipped: SkippedMachine[] = [];
   const todo: PlanMachine[] = [];
-  const asideNames = new Set(input.setAside ?? []);
+  const asideNames = new Set(setAsideByRun);
   const setAside: string[] = [];
-  for (const m of [...input.machines].sort(byName)) {
+  for (const m of [...machines].sort(byName)) {
     if (asideNames.has(m.name) && !sameVersion(m.talosVersion, target)) {
       setAside.push(m.name);
     } else if (sameVersion(m.talosVersion, target)) {
@@ -211,27 +218,44 @@ export function planRollout(input: PlanInput): Plan {
       todo.push(m);
     }
   }
+  return { skipped, todo, setAside };
+}
 
-  // Groups in rollout order: control planes (one group), then workers per role or per machine set.
-  const groupsIn: Array<{ role: Role; machineSet?: string; parallelism: number; machines: PlanMachine[] }> = [];
+interface Group {
+  role: Role;
+  machineSet?: string;
+  parallelism: number;
+  machines: PlanMachine[];
+}
+
+/** The group step: control planes (one group, one at a time), then workers per role or per machine set (by name). */
+function groupsInRolloutOrder(todo: readonly PlanMachine[], s: CheckedStrategy): Group[] {
+  const groups: Group[] = [];
   const cps = todo.filter((m) => m.role === "controlplane");
-  if (cps.length) groupsIn.push({ role: "controlplane", parallelism: 1, machines: cps });
+  if (cps.length) groups.push({ role: "controlplane", parallelism: 1, machines: cps });
   const workers = todo.filter((m) => m.role !== "controlplane");
-  if (workers.length && !groupBySet) {
-    groupsIn.push({ role: "worker", parallelism: workerParallelism, machines: workers });
+  if (workers.length && !s.groupBySet) {
+    groups.push({ role: "worker", parallelism: s.workerParallelism, machines: workers });
   } else if (workers.length) {
     const sets = [...new Set(workers.map((m) => m.machineSet))].sort();
     for (const set of sets) {
-      groupsIn.push({
+      groups.push({
         role: "worker",
         machineSet: set,
-        parallelism: setParallelism.get(set) ?? workerParallelism,
+        parallelism: s.setParallelism.get(set) ?? s.workerParallelism,
         machines: workers.filter((m) => m.machineSet === set),
       });
     }
   }
+  return groups;
+}
 
-  const gatedBy = mode === "upgrading" ? healthchecks : [];
+/**
+ * The batch step: each group's quota (parallelism − `reduceBy`, the cluster's not-ready machines unless reverting) and
+ * its waves of max(1, quota) machines, ready ones in order first, then the not-ready ones; every wave gated by
+ * `gatedBy`.
+ */
+function batchIntoWaves(groupsIn: readonly Group[], reduceBy: number, ordered: CheckedStrategy["ordered"], gatedBy: readonly string[], target: string) {
   const waves: Wave[] = [];
   const groups: PlanGroup[] = [];
   for (const g of groupsIn) {
@@ -263,6 +287,23 @@ export function planRollout(input: PlanInput): Plan {
       });
     }
   }
+  return { waves, groups };
+}
+
+export function planRollout(input: PlanInput): Plan {
+  if (!isValidVersion(input.targetVersion)) throw new PlanError(msg.invalidVersion("target version", input.targetVersion));
+  const target = normalizeVersion(input.targetVersion);
+  const strategy = checkStrategy(input.strategy ?? {}, machineNames(input.machines));
+
+  const mode: RolloutMode =
+    input.mode ?? detectMode(input.machines, target, input.lastUpgradeVersion);
+  const healthchecks = [...(input.healthchecks ?? [])];
+  const notReady = input.machines.filter((m) => !m.ready).map((m) => m.name).sort();
+  const reduceBy = mode === "reverting" ? 0 : notReady.length;
+
+  const { skipped, todo, setAside } = sortOut(input.machines, target, input.setAside ?? []);
+  const gatedBy = mode === "upgrading" ? healthchecks : [];
+  const { waves, groups } = batchIntoWaves(groupsInRolloutOrder(todo, strategy), reduceBy, strategy.ordered, gatedBy, target);
 
   return {
     target,

@@ -146,4 +146,10 @@ export const msg = {
     (voters === 2
       ? '; a cluster with 2 control planes cannot keep quorum through any reboot — run 3, or accept the outage with etcdQuorumLoss: "allow"'
       : ""),
+
+  // --- the TLS probe's diagnosis (part of a certificate error)
+  probeTimedOut: () => "TLS probe timed out",
+  probeReset: () => "the endpoint reset the connection right after the TLS handshake: it did not accept the client certificate",
+  probeClosed: () => "the endpoint closed the connection right after the TLS handshake: it did not accept the client certificate",
+  probeClosedInHandshake: () => "connection closed during the TLS handshake",
 };

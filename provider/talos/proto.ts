@@ -81,6 +81,7 @@ export function packEvent(name: string, payload: Record<string, unknown>): AnyMe
 /** A decoded event payload: the short payload name (e.g. "SequenceEvent") and its fields (snake_case). */
 export interface DecodedPayload {
   name: string;
+  // protobufjs' toObject of a type looked up at run time: fields as the .proto has them, unknown to tsc
   payload: Record<string, any>;
 }
 
@@ -101,6 +102,7 @@ export function encodeSpec(name: string, spec: Record<string, unknown>): Buffer 
 }
 
 /** Decodes a resource spec from `Spec.proto_spec` (snake_case fields, defaults filled in). */
+// Record<string, any>: protobufjs' toObject of a type looked up at run time (the library boundary)
 export function decodeSpec(name: string, bytes: Buffer | Uint8Array): Record<string, any> {
   const type = wire().root.lookupType(`cosi.resource.${name}`);
   return type.toObject(type.decode(bytes), { longs: String, enums: Number, defaults: true });

@@ -74,24 +74,37 @@ function decodePem(ctx: string, field: string, value: unknown, label: RegExp, wh
   return text;
 }
 
+/** A talosconfig context as the YAML gives it: every field unknown until checked below. */
+interface RawContext {
+  endpoints?: unknown;
+  target?: unknown;
+  nodes?: unknown;
+  ca?: unknown;
+  crt?: unknown;
+  key?: unknown;
+  auth?: { siderov1?: unknown } | null;
+}
+
 /** Parses a talosconfig (YAML text); `contextName` overrides the file's `context`. */
 export function parseTalosconfig(text: string, contextName?: string): TalosConfig {
-  let doc: any;
+  let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (err) {
     throw new TalosError("CONFIG", msg.configNotYaml(String((err as Error).message).split("\n")[0]));
   }
-  const contexts: Record<string, any> = doc && typeof doc === "object" && doc.contexts && typeof doc.contexts === "object" ? doc.contexts : {};
+  const top = doc && typeof doc === "object" ? (doc as { context?: unknown; contexts?: unknown }) : undefined;
+  const contexts = top?.contexts && typeof top.contexts === "object" ? (top.contexts as Record<string, RawContext | null | undefined>) : {};
   const names = Object.keys(contexts);
   if (names.length === 0) throw new TalosError("CONFIG", msg.configNoContexts());
-  let name = contextName || doc.context;
+  // String(): a context named by a number or a boolean in the YAML is looked up (and named) as its text
+  let name = String(contextName || top?.context || "");
   if (!name) {
     if (names.length !== 1) throw new TalosError("CONFIG", msg.configNoContext());
-    name = names[0];
+    name = names[0]!;
   }
   const c = contexts[name];
-  if (!c || typeof c !== "object") throw new TalosError("CONFIG", msg.configUnknownContext(String(name), names));
+  if (!c || typeof c !== "object") throw new TalosError("CONFIG", msg.configUnknownContext(name, names));
   const rawEndpoints: unknown[] = [...(Array.isArray(c.endpoints) ? c.endpoints : []), ...(c.target ? [c.target] : [])];
   if (rawEndpoints.length === 0) throw new TalosError("CONFIG", msg.configNoEndpoints(name));
   const endpoints = rawEndpoints.map((e) => {
@@ -110,7 +123,7 @@ export function parseTalosconfig(text: string, contextName?: string): TalosConfi
     throw new TalosError("CONFIG", msg.configBadKey(name));
   }
   const nodes = Array.isArray(c.nodes) ? c.nodes.map(String) : [];
-  const cfg = { context: String(name), endpoints, nodes } as TalosConfig;
+  const cfg = { context: name, endpoints, nodes } as TalosConfig;
   for (const [k, v] of [["ca", ca], ["crt", crt], ["key", key]] as const) {
     Object.defineProperty(cfg, k, { value: Buffer.from(v), enumerable: false });
   }

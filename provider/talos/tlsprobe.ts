@@ -4,6 +4,7 @@
 import * as net from "node:net";
 import * as tls from "node:tls";
 import type { Endpoint } from "./talosconfig";
+import { msg } from "./messages";
 
 export type ProbeResult =
   | { kind: "ok" }
@@ -34,7 +35,7 @@ export function probeTls(
       ...(servername ? { servername } : {}),
       ...(creds.serverName ? { checkServerIdentity: (_h: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(creds.serverName!, cert) } : {}),
     });
-    const timer = setTimeout(() => finish({ kind: secure ? "ok" : "unreachable", detail: "TLS probe timed out" } as ProbeResult), timeoutMs);
+    const timer = setTimeout(() => finish({ kind: secure ? "ok" : "unreachable", detail: msg.probeTimedOut() } as ProbeResult), timeoutMs);
     socket.on("secureConnect", () => {
       secure = true;
       socket.write(PREFACE);
@@ -43,13 +44,13 @@ export function probeTls(
     socket.on("error", (e: NodeJS.ErrnoException) => {
       if (!secure && e.code && UNREACHABLE.has(e.code)) return finish({ kind: "unreachable", detail: e.message });
       if (secure && e.code && UNREACHABLE.has(e.code)) {
-        return finish({ kind: "certificate", detail: "the endpoint reset the connection right after the TLS handshake: it did not accept the client certificate" });
+        return finish({ kind: "certificate", detail: msg.probeReset() });
       }
       finish({ kind: "certificate", detail: e.message });
     });
     socket.on("close", () =>
       finish(secure
-        ? { kind: "certificate", detail: "the endpoint closed the connection right after the TLS handshake: it did not accept the client certificate" }
-        : { kind: "unreachable", detail: "connection closed during the TLS handshake" }));
+        ? { kind: "certificate", detail: msg.probeClosed() }
+        : { kind: "unreachable", detail: msg.probeClosedInHandshake() }));
   });
 }

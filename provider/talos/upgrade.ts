@@ -15,6 +15,7 @@ import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
 import { sleep } from "../sleep";
 import { sameVersion } from "../version";
+import { lookMeaning, waitTimeoutError, type LastSeen, type LostAnswer } from "./look";
 import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
 
 export interface UpgradeTuning {
@@ -160,24 +161,46 @@ async function legacyUpgradeInFlight(client: TalosClient, node: string, ourActor
   return answered ? running.size > 0 : undefined;
 }
 
-export async function upgradeNode(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning = {}): Promise<UpgradeNodeResult> {
-  const pollMs = tuning.pollIntervalMs ?? 1000;
-  const probeMs = tuning.probeTimeoutMs ?? 5000;
-  const refusalMaxMs = tuning.refusalRetryMaxMs ?? 10000;
-  const leakyFirstMs = tuning.leakyRefusalRetryFirstMs ?? LEAKY_REFUSAL_RETRY_FIRST_MS;
-  const leakyMaxMs = tuning.leakyRefusalRetryMaxMs ?? LEAKY_REFUSAL_RETRY_MAX_MS;
-  const target = targetVersion(opts.image, opts.targetVersion);
-  const signal = opts.signal;
-  const step = opts.onStep ?? (() => undefined);
-  const checkAbort = () => {
-    if (signal?.aborted) throw new TalosError("ABORTED", msg.aborted(node), node);
+/** One node upgrade's fixed facts and tuning, shared by its steps. */
+interface NodeUpgrade {
+  client: TalosClient;
+  node: string;
+  target: string;
+  opts: UpgradeNodeOptions;
+  signal?: AbortSignal;
+  step: NonNullable<UpgradeNodeOptions["onStep"]>;
+  pollMs: number;
+  probeMs: number;
+  refusalMaxMs: number;
+  leakyFirstMs: number;
+  leakyMaxMs: number;
+}
+
+function nodeUpgrade(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning): NodeUpgrade {
+  return {
+    client, node, opts, signal: opts.signal,
+    target: targetVersion(opts.image, opts.targetVersion),
+    step: opts.onStep ?? (() => undefined),
+    pollMs: tuning.pollIntervalMs ?? 1000,
+    probeMs: tuning.probeTimeoutMs ?? 5000,
+    refusalMaxMs: tuning.refusalRetryMaxMs ?? 10000,
+    leakyFirstMs: tuning.leakyRefusalRetryFirstMs ?? LEAKY_REFUSAL_RETRY_FIRST_MS,
+    leakyMaxMs: tuning.leakyRefusalRetryMaxMs ?? LEAKY_REFUSAL_RETRY_MAX_MS,
   };
-  const startDeadline = Date.now() + opts.nodeTimeoutMs;
+}
+
+function checkAbort(u: NodeUpgrade): void {
+  if (u.signal?.aborted) throw new TalosError("ABORTED", msg.aborted(u.node), u.node);
+}
+
+export async function upgradeNode(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning = {}): Promise<UpgradeNodeResult> {
+  const u = nodeUpgrade(client, node, opts, tuning);
+  const { target, signal, step } = u;
 
   // Where is the node now? (waits through a reboot left over from an interrupted run)
   let from = "";
   let oldBootId = "";
-  await pollUntil(startDeadline, async (probe) => {
+  await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
     from = (await client.version(node, probe)).tag;
     oldBootId = await client.bootId(node, probe);
     return true;
@@ -189,13 +212,13 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   const staged = path === "legacy" && needsStagedUpgrade(from);
   const watch = new SequenceWatch(client, node);
   /** Set when the answer to the rebooting action was lost: the action may or may not have started. */
-  let lostAnswer: { action: string; detail: string } | undefined;
+  let lostAnswer: LostAnswer | undefined;
   /** The actor id of our legacy Upgrade, and whether a LOCKED answer to it met another run's upgrade in flight. */
   let ourActor = "";
   let otherUpgradeInFlight = false;
   try {
-    await Promise.race([watch.ready, sleep(probeMs, signal)]); // events only sharpen errors; never block on them
-    checkAbort();
+    await Promise.race([watch.ready, sleep(u.probeMs, signal)]); // events only sharpen errors; never block on them
+    checkAbort(u);
     if (path === "lifecycle") {
       step("pulling", opts.image);
       try {
@@ -207,19 +230,20 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     }
     if (path === "lifecycle") {
       step("installing", opts.image);
-      const res = await untilAccepted(() => client.lifecycleUpgrade(node, opts.image, { signal, timeoutMs: opts.nodeTimeoutMs }));
+      const res = await untilAccepted(u, () => client.lifecycleUpgrade(node, opts.image, { signal, timeoutMs: opts.nodeTimeoutMs }));
       if (res.exitCode !== 0) {
         throw new TalosError("INSTALLER_EXIT", msg.installerExit(node, res.exitCode, from, res.log.slice(-3).join(" | ")), node);
       }
-      checkAbort();
+      checkAbort(u);
       if (opts.beforeReboot) {
         step("draining");
         await opts.beforeReboot({ installed: true });
       }
-      checkAbort();
+      checkAbort(u);
       step("rebooting");
-      const r = await sendAction("Reboot", () => client.reboot(node, 0, { signal }));
-      if (r) watch.follow(r.actorId, ["reboot"]);
+      const sent = await sendAction(u, "Reboot", () => client.reboot(node, 0, { signal }));
+      if ("answer" in sent) watch.follow(sent.answer.actorId, ["reboot"]);
+      else lostAnswer = sent.lost;
     } else {
       // The legacy Upgrade drains with Talos' own drain (refusals ignored, rebooting anyway after 5 minutes) and
       // reboots by itself: the caller drains first, PDBs honoured, and etcd is asked right before (issue 18.2, 18.3).
@@ -227,162 +251,156 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         step("draining");
         await opts.beforeReboot({ installed: false });
       }
-      checkAbort();
+      checkAbort(u);
       step("installing", opts.image);
-      const r = await sendAction("Upgrade", () => client.upgrade(node, { image: opts.image, preserve: true, stage: staged, force: false }, {
+      const sent = await sendAction(u, "Upgrade", () => client.upgrade(node, { image: opts.image, preserve: true, stage: staged, force: false }, {
         signal, timeoutMs: opts.nodeTimeoutMs,
       }), !preserveSkipsEtcdChecks(from));
-      if (r) {
-        ourActor = r.actorId;
-        watch.follow(r.actorId, staged ? ["stageUpgrade"] : ["upgrade"]);
-      }
+      if ("answer" in sent) {
+        ourActor = sent.answer.actorId;
+        watch.follow(sent.answer.actorId, staged ? ["stageUpgrade"] : ["upgrade"]);
+      } else lostAnswer = sent.lost;
       step("rebooting");
     }
 
     step("waiting");
-    const deadline = Date.now() + opts.nodeTimeoutMs;
-    let last = msg.lastNothing();
+    const facts = { node, target, staged };
+    let last: LastSeen = { seen: "nothing" };
     let newBootId = "";
-    await pollUntil(deadline, async (probe) => {
+    await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
       // A LOCKED legacy Upgrade is decided by what runs on the node (below); every other sequence error at once.
       const lockedOut = watch.error?.code === "LOCKED" && path === "legacy";
       if (watch.error && !lockedOut) throw watch.error;
       const bootId = await client.bootId(node, probe);
-      if (bootId === oldBootId) {
-        if (lockedOut && !otherUpgradeInFlight) await decideLockedOut(watch.error!, probe.timeoutMs);
-        last = msg.lastSameBoot();
+      const booted = bootId !== oldBootId;
+      if (!booted && lockedOut && !otherUpgradeInFlight) otherUpgradeInFlight = await lockedOutByUpgradeInFlight(u, watch.error!, ourActor, probe.timeoutMs);
+      const meaning = lookMeaning({ ...facts, lockedOut }, booted ? { booted, version: (await client.version(node, probe)).tag } : { booted });
+      if (meaning.outcome === "failed") throw meaning.error;
+      if (meaning.outcome === "waiting") {
+        last = meaning.last;
         return false;
       }
-      const now = (await client.version(node, probe)).tag;
-      if (sameVersion(now, target)) {
-        newBootId = bootId;
-        return true;
-      }
-      // A staged upgrade boots once more before the new version runs; elsewhere this is an A/B rollback.
-      if (!staged && lockedOut) throw new TalosError("LOCKED", msg.otherUpgradeLanded(node, now, target), node);
-      if (!staged) throw new TalosError("ROLLED_BACK", msg.rolledBack(node, now, target), node);
-      last = msg.lastOtherVersion(now);
-      return false;
-    }, (detail) => (last = msg.lastDown(detail)), () => {
-      if (lostAnswer && last === msg.lastSameBoot()) {
-        throw new TalosError("TIMEOUT", msg.answerLost(node, lostAnswer.action, lostAnswer.detail, opts.nodeTimeoutMs, last), node);
-      }
-      throw new TalosError("TIMEOUT", staged && last.startsWith("last seen: rebooted")
-        ? msg.rolledBack(node, last.replace(/^.*running /, ""), target)
-        : msg.notBack(node, target, opts.nodeTimeoutMs, last), node);
+      newBootId = bootId;
+      return true;
+    }, (detail) => (last = { seen: "down", detail }), () => {
+      throw waitTimeoutError(facts, last, lostAnswer, opts.nodeTimeoutMs);
     });
     step("back", target);
     return { path, fromVersion: from, toVersion: target, oldBootId, newBootId };
   } finally {
     watch.close();
   }
+}
 
-  /**
-   * A LOCKED answer to our legacy Upgrade while another run's upgrade is still running on the node (a killed run's,
-   * draining): not a failure — that upgrade reboots the node, and the version it boots decides. Throws the LOCKED
-   * error when nothing of the kind runs.
-   */
-  async function decideLockedOut(err: TalosError, boundMs: number): Promise<void> {
-    const inFlight = await legacyUpgradeInFlight(client, node, ourActor, boundMs, signal);
-    if (inFlight === false) throw err; // nothing that will reboot the node: the lock is someone else's sequence
-    if (inFlight) {
-      otherUpgradeInFlight = true;
-      step("waiting", msg.otherUpgradeInFlight());
-    }
-    // undefined: the node could not be asked (going down?): the next look decides, or its new boot does
-  }
+/**
+ * A LOCKED answer to our legacy Upgrade while another run's upgrade is still running on the node (a killed run's,
+ * draining): not a failure — that upgrade reboots the node, and the version it boots decides. True when such an
+ * upgrade runs; throws the LOCKED error when nothing of the kind runs; false when the node could not be asked (going
+ * down?): the next look decides, or its new boot does.
+ */
+async function lockedOutByUpgradeInFlight(u: NodeUpgrade, err: TalosError, ourActor: string, boundMs: number): Promise<boolean> {
+  const inFlight = await legacyUpgradeInFlight(u.client, u.node, ourActor, boundMs, u.signal);
+  if (inFlight === false) throw err; // nothing that will reboot the node: the lock is someone else's sequence
+  if (inFlight) u.step("waiting", msg.otherUpgradeInFlight());
+  return inFlight === true;
+}
 
-  /**
-   * Sends a call Talos may refuse for now; a transient refusal (upgrade mutex, another installation in progress,
-   * etcd not healthy yet) proves the call did not take, so it is sent again after a pause, until nodeTimeout.
-   * `leaky`: each etcd refusal costs the node an etcd client (legacy Upgrade on a Talos before the fix), so those are
-   * retried slowly, and not once more right at the deadline.
-   */
-  async function untilAccepted<T>(send: () => Promise<T>, leaky = false): Promise<T> {
-    const refusalDeadline = Date.now() + opts.nodeTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      checkAbort();
-      try {
-        return await send();
-      } catch (err) {
-        if (!isTransientRefusal(err)) throw err;
-        const e = err as TalosError;
-        const slow = leaky && (e.code === "MUTEX_BUSY" || e.code === "ETCD_UNHEALTHY");
-        const left = refusalDeadline - Date.now();
-        const wanted = slow ? refusalPauseMs(attempt, leakyFirstMs, leakyMaxMs) : refusalPauseMs(attempt, FIRST_REFUSAL_RETRY_MS, refusalMaxMs);
-        if (slow && wanted >= left) await sleep(Math.max(0, left), signal); // no last refusal (and leak) at the deadline
-        if (left <= 0 || (slow && wanted >= left)) {
-          checkAbort();
-          throw new TalosError("TIMEOUT", msg.refusedUntilTimeout(node, target, opts.nodeTimeoutMs, e.detail ?? e.message), node);
-        }
-        const pause = Math.min(wanted, left);
-        step("installing", slow ? msg.retryingLeakyRefusal(e.detail ?? e.message, pause) : msg.retryingRefusal(e.detail ?? e.message, pause));
-        await sleep(pause, signal);
+/**
+ * Sends a call Talos may refuse for now; a transient refusal (upgrade mutex, another installation in progress,
+ * etcd not healthy yet) proves the call did not take, so it is sent again after a pause, until nodeTimeout.
+ * `leaky`: each etcd refusal costs the node an etcd client (legacy Upgrade on a Talos before the fix), so those are
+ * retried slowly, and not once more right at the deadline.
+ */
+async function untilAccepted<T>(u: NodeUpgrade, send: () => Promise<T>, leaky = false): Promise<T> {
+  const { node, target, opts, signal } = u;
+  const refusalDeadline = Date.now() + opts.nodeTimeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    checkAbort(u);
+    try {
+      return await send();
+    } catch (err) {
+      if (!isTransientRefusal(err)) throw err;
+      const e = err as TalosError;
+      const slow = leaky && (e.code === "MUTEX_BUSY" || e.code === "ETCD_UNHEALTHY");
+      const left = refusalDeadline - Date.now();
+      const wanted = slow ? refusalPauseMs(attempt, u.leakyFirstMs, u.leakyMaxMs) : refusalPauseMs(attempt, FIRST_REFUSAL_RETRY_MS, u.refusalMaxMs);
+      if (slow && wanted >= left) await sleep(Math.max(0, left), signal); // no last refusal (and leak) at the deadline
+      if (left <= 0 || (slow && wanted >= left)) {
+        checkAbort(u);
+        throw new TalosError("TIMEOUT", msg.refusedUntilTimeout(node, target, opts.nodeTimeoutMs, e.detail ?? e.message), node);
       }
-    }
-  }
-
-  /**
-   * Sends an action that reboots the node (Reboot, legacy Upgrade). Resolves with its answer, or undefined when the
-   * answer was lost after the request may have reached the node: then only the boot id can tell, and the action is
-   * not sent again. A request that reached no endpoint at all never left, and is sent again within nodeTimeout.
-   */
-  async function sendAction<T>(action: string, send: () => Promise<T>, leaky = false): Promise<T | undefined> {
-    const actionDeadline = Date.now() + opts.nodeTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await untilAccepted(send, leaky);
-      } catch (err) {
-        const e = classify(err, node, action);
-        if (e.code === "ABORTED" || !e.retryable || isTransientRefusal(e)) throw e;
-        if (e.unsent) {
-          // never delivered (no endpoint, or apid's proxy could not reach the node): sending again is safe
-          if (Date.now() >= actionDeadline) throw new TalosError("TIMEOUT", msg.notDelivered(node, action, opts.nodeTimeoutMs, e.detail ?? e.message), node);
-          await sleep(Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16)), signal);
-          checkAbort();
-          continue;
-        }
-        lostAnswer = { action, detail: e.detail ?? e.message };
-        return undefined;
-      }
+      const pause = Math.min(wanted, left);
+      u.step("installing", slow ? msg.retryingLeakyRefusal(e.detail ?? e.message, pause) : msg.retryingRefusal(e.detail ?? e.message, pause));
+      await sleep(pause, signal);
     }
   }
+}
 
-  /**
-   * Calls `probe` until it returns true; retryable errors (node down) are waited out until `deadline`, other errors
-   * are thrown. `onDown` sees the last retryable error; `onTimeout` throws the timeout error.
-   */
-  async function pollUntil(
-    deadline: number,
-    probe: (o: { signal?: AbortSignal; timeoutMs: number }) => Promise<boolean>,
-    onDown?: (detail: string) => void,
-    onTimeout?: () => never,
-  ): Promise<void> {
-    let lastErr: TalosError | undefined;
-    for (let attempt = 0; ; attempt++) {
-      checkAbort();
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        if (onTimeout) onTimeout();
-        throw new TalosError("TIMEOUT", msg.notBack(node, target, opts.nodeTimeoutMs,
-          lastErr ? msg.lastDown(lastErr.message) : msg.lastNothing()), node);
+/** How a rebooting action went: its answer, or the answer lost after the request may have reached the node. */
+type SendOutcome<T> = { answer: T } | { lost: LostAnswer };
+
+/**
+ * Sends an action that reboots the node (Reboot, legacy Upgrade). Its answer, or `lost` when the answer was lost
+ * after the request may have reached the node: then only the boot id can tell, and the action is not sent again. A
+ * request that reached no endpoint at all never left, and is sent again within nodeTimeout.
+ */
+async function sendAction<T>(u: NodeUpgrade, action: string, send: () => Promise<T>, leaky = false): Promise<SendOutcome<T>> {
+  const { node, opts, signal } = u;
+  const actionDeadline = Date.now() + opts.nodeTimeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return { answer: await untilAccepted(u, send, leaky) };
+    } catch (err) {
+      const e = classify(err, node, action);
+      if (e.code === "ABORTED" || !e.retryable || isTransientRefusal(e)) throw e;
+      if (e.unsent) {
+        // never delivered (no endpoint, or apid's proxy could not reach the node): sending again is safe
+        if (Date.now() >= actionDeadline) throw new TalosError("TIMEOUT", msg.notDelivered(node, action, opts.nodeTimeoutMs, e.detail ?? e.message), node);
+        await sleep(Math.min(u.pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16)), signal);
+        checkAbort(u);
+        continue;
       }
-      try {
-        if (await probe({ signal, timeoutMs: Math.min(probeMs, left) })) return;
-      } catch (err) {
-        const e = classify(err, node, "probe");
-        if (!e.retryable || e.code === "ABORTED") throw e;
-        // A last probe cut short by our own deadline says nothing about the node: keep the error seen before it.
-        const cutShort = e.code === "DEADLINE_EXCEEDED" && left < probeMs && lastErr !== undefined;
-        if (!cutShort) {
-          lastErr = e;
-          onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""));
-        }
-      }
-      // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).
-      const pause = Math.min(pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));
-      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
+      return { lost: { action, detail: e.detail ?? e.message } };
     }
+  }
+}
+
+/**
+ * Calls `probe` until it returns true; retryable errors (node down) are waited out until `deadline`, other errors
+ * are thrown. `onDown` sees the last retryable error; `onTimeout` throws the timeout error.
+ */
+async function pollUntil(
+  u: NodeUpgrade,
+  deadline: number,
+  probe: (o: { signal?: AbortSignal; timeoutMs: number }) => Promise<boolean>,
+  onDown?: (detail: string) => void,
+  onTimeout?: () => never,
+): Promise<void> {
+  const { node, target, opts, signal } = u;
+  let lastErr: TalosError | undefined;
+  for (let attempt = 0; ; attempt++) {
+    checkAbort(u);
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      if (onTimeout) onTimeout();
+      throw new TalosError("TIMEOUT", msg.notBack(node, target, opts.nodeTimeoutMs,
+        lastErr ? msg.lastDown(lastErr.message) : msg.lastNothing()), node);
+    }
+    try {
+      if (await probe({ signal, timeoutMs: Math.min(u.probeMs, left) })) return;
+    } catch (err) {
+      const e = classify(err, node, "probe");
+      if (!e.retryable || e.code === "ABORTED") throw e;
+      // A last probe cut short by our own deadline says nothing about the node: keep the error seen before it.
+      const cutShort = e.code === "DEADLINE_EXCEEDED" && left < u.probeMs && lastErr !== undefined;
+      if (!cutShort) {
+        lastErr = e;
+        onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""));
+      }
+    }
+    // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).
+    const pause = Math.min(u.pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));
+    await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
   }
 }
 

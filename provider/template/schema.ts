@@ -92,7 +92,7 @@ function toGoString(v: unknown, ctx: Ctx, goType = "string"): string | undefined
 }
 
 export const goString = z
-  .any()
+  .unknown()
   .transform((v, ctx): string | undefined => (v === undefined ? undefined : toGoString(v, ctx) ?? z.NEVER))
   .optional();
 
@@ -100,7 +100,7 @@ const YAML11_TRUE = new Set(["true", "True", "TRUE", "y", "Y", "yes", "Yes", "YE
 const YAML11_FALSE = new Set(["false", "False", "FALSE", "n", "N", "no", "No", "NO", "off", "Off", "OFF"]);
 
 export const goBool = z
-  .any()
+  .unknown()
   .transform((v, ctx): boolean | undefined => {
     if (v === undefined) return undefined;
     if (v instanceof YScalar) {
@@ -115,7 +115,7 @@ export const goBool = z
   .optional();
 
 export const goUint32 = z
-  .any()
+  .unknown()
   .transform((v, ctx): number | undefined => {
     if (v === undefined) return undefined;
     if (v instanceof YScalar && (v.tag === "!!int" || v.tag === "!!float")) {
@@ -142,7 +142,7 @@ export interface GoDuration {
 }
 
 export const goDuration = z
-  .any()
+  .unknown()
   .transform((v, ctx): GoDuration | undefined => {
     if (v === undefined) return undefined;
     if (v instanceof YScalar) {
@@ -165,7 +165,7 @@ export const goDuration = z
 
 function stringList(goType: string) {
   return z
-    .any()
+    .unknown()
     .transform((v, ctx): string[] | undefined => {
       if (v === undefined) return undefined;
       if (!Array.isArray(v)) return cannot(ctx, v, goType);
@@ -184,7 +184,7 @@ export const optionalStringList = stringList("[]string");
 export const machineIdList = stringList("models.MachineIDList");
 
 export const stringMap = z
-  .any()
+  .unknown()
   .transform((v, ctx): Record<string, string> | undefined => {
     if (v === undefined) return undefined;
     if (!isMapValue(v)) return cannot(ctx, v, "map[string]string");
@@ -206,7 +206,7 @@ export type InlineContent =
   | { form: "sequence"; nodes: YMap[] };
 
 export const inlineContent = z
-  .any()
+  .unknown()
   .transform((v, ctx): InlineContent | undefined => {
     if (v === undefined) return undefined;
     if (v instanceof YScalar) {
@@ -231,7 +231,7 @@ export const inlineContent = z
 /** A Go string field that takes one of `allowed`; any other string is reported with `invalid(value)`. */
 function goEnum<T extends string>(allowed: readonly T[], invalid: (value: string) => string) {
   return z
-    .any()
+    .unknown()
     .transform((v, ctx): T | undefined => {
       if (v === undefined) return undefined;
       const s = toGoString(v, ctx);
@@ -249,7 +249,7 @@ const strategyType = goEnum(["Rolling", "Unset"], msg.invalidStrategyType);
 export type MachineCount = { unlimited: true } | { unlimited: false; count: number };
 
 const machineCount = z
-  .any()
+  .unknown()
   .transform((v, ctx): MachineCount | undefined => {
     if (v === undefined) return undefined;
     const s = toGoString(v, ctx);
@@ -268,8 +268,8 @@ export const UNKNOWN_FIELD_MARK = "\u0000unknown-field:";
 
 function struct<S extends z.ZodRawShape>(goType: string, shape: S) {
   return z
-    .any()
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    .unknown()
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the projected YAML value, typed by the .pipe() schema it goes on to
     .transform((v, ctx): any => (v === undefined ? undefined : isMapValue(v) ? v : cannot(ctx, v, goType)))
     .pipe(
       z
@@ -281,8 +281,8 @@ function struct<S extends z.ZodRawShape>(goType: string, shape: S) {
 
 function list<T extends z.ZodType>(goType: string, item: T) {
   return z
-    .any()
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    .unknown()
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the projected YAML value, typed by the .pipe() schema it goes on to
     .transform((v, ctx): any => {
       if (v === undefined) return undefined;
       if (!Array.isArray(v)) return cannot(ctx, v, goType);
@@ -324,7 +324,7 @@ const healthcheckShape = {
 export const healthcheckSchema = struct("models.KubernetesHealthCheck", healthcheckShape);
 
 const patches = list("models.PatchList", patchSchema);
-const common = { kind: z.any().optional(), ...descriptors };
+const common = { kind: z.unknown().optional(), ...descriptors };
 
 export const clusterSchema = struct("models.Cluster", {
   ...common,

@@ -14,6 +14,7 @@ import { Reflector } from "./reflector";
 import { Rest, sleep } from "./rest";
 import { Node, Pod, controllerOf, isTerminal } from "./types";
 import { WORKLOAD_NAMESPACE, ensureWorkloads } from "./workloads";
+import { simMsg } from "../messages";
 
 export type { MachineSpec } from "./nodes";
 export type { KubeletKnobs, NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
@@ -82,7 +83,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   fs.mkdirSync(workDir, { recursive: true });
   const names = opts.machines.map((m) => m.name);
   const owned = new Set(names);
-  if (owned.size !== names.length) throw new Error("kube sim: machine names must be unique (each becomes a Node name)");
+  if (owned.size !== names.length) throw new Error(simMsg.machineNamesNotUnique());
   const rest = await Rest.fromKubeconfig(opts.kubeconfig, opts.maxInflight ?? 24);
   const nodes = new NodeSim(rest, { controlPlaneTaint: opts.controlPlaneTaint });
   const stoppers: (() => Promise<void> | void)[] = [];
@@ -135,7 +136,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
       const { rs, ds } = livePods();
       const running = [...rs, ...ds].filter((p) => p.status?.phase === "Running").length;
       if (running >= expected) break;
-      if (Date.now() > deadline) throw new Error(`kube sim: only ${running} of ${expected} workload pods are Running after ${opts.startTimeoutMs ?? 300000} ms`);
+      if (Date.now() > deadline) throw new Error(simMsg.workloadNotRunning(running, expected, opts.startTimeoutMs ?? 300000));
       await sleep(50);
     }
     return {

@@ -7,6 +7,7 @@
 // kubeconfig through client-node's KubeConfig, so every auth form it understands works here too.
 import * as https from "node:https";
 import * as k8s from "@kubernetes/client-node";
+import { simMsg } from "../messages";
 
 /** An error answer of the API server (a metav1.Status), or a transport failure (code 0). */
 export class KubeError extends Error {
@@ -84,7 +85,7 @@ export class Rest {
     const kc = new k8s.KubeConfig();
     kc.loadFromString(kubeconfig);
     const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error("kube sim: the kubeconfig has no current cluster; pass a kubeconfig with a current-context");
+    if (!cluster) throw new Error(simMsg.noCurrentCluster());
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     // The field manager name the API server records (managedFields) comes from the User-Agent.

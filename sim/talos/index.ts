@@ -41,6 +41,7 @@ import { EtcdKnobs, SimEtcd } from "./etcd";
 import { GO_DEFAULT_KEEPALIVE_POLICY, KeepalivePolicy, KeepaliveViolation } from "./keepalive";
 import { EndpointListener } from "./listener";
 import { DownReason, NodeHost, SimNode, SimNodeSpec, SimRole, SimTiming } from "./node";
+import { simMsg } from "../messages";
 
 export { SimPki, talosKeyLabel } from "./certs";
 export type { ClientCertOptions, ClientCredentials } from "./certs";
@@ -163,7 +164,7 @@ export class TalosNodeSim extends EventEmitter {
     };
     this.list = specs.map((s) => new SimNode(s, host));
     for (const n of this.list) {
-      if (this.index.has(n.address) || this.index.has(n.name)) throw new Error(`duplicate simulated node ${n.name} (${n.address})`);
+      if (this.index.has(n.address) || this.index.has(n.name)) throw new Error(simMsg.duplicateNode(n.name, n.address));
       this.index.set(n.address, n).set(n.name, n);
     }
     this.etcd = new SimEtcd(this.list.filter((n) => n.role === "controlplane"), opts.etcd);
@@ -219,7 +220,7 @@ export class TalosNodeSim extends EventEmitter {
 
   private firstListener(): EndpointListener {
     const l = this.apids.values().next().value;
-    if (!l) throw new Error("the simulated Talos endpoints are not listening");
+    if (!l) throw new Error(simMsg.endpointsNotListening());
     return l;
   }
 
@@ -228,7 +229,7 @@ export class TalosNodeSim extends EventEmitter {
   /** Node by name or address; throws if unknown. */
   node(nameOrAddress: string): SimNode {
     const n = this.index.get(nameOrAddress);
-    if (!n) throw new Error(`no simulated Talos node "${nameOrAddress}"`);
+    if (!n) throw new Error(simMsg.noSuchNode(nameOrAddress));
     return n;
   }
 

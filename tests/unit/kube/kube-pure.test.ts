@@ -71,7 +71,7 @@ describe("unit: kube port — runner Job identity", () => {
       labels: { team: "storage", "app.kubernetes.io/name": "talos-gate-healthcheck" },
       annotations: { note: "n", "talos-gate.dev/config-hash": "abc" },
     });
-    assert.deepEqual(body.spec.template.metadata.labels, { a: "b", "app.kubernetes.io/name": "talos-gate-healthcheck" });
+    assert.deepEqual(body.spec!.template.metadata!.labels, { a: "b", "app.kubernetes.io/name": "talos-gate-healthcheck" });
   });
 });
 
