@@ -2,7 +2,7 @@
 // PodDisruptionBudgets are honoured (429 → retried with backoff), then wait until those pods are gone — all within a
 // deadline, failing with the pods still there and the budgets that refused them. DaemonSet pods, mirror pods of static
 // pods and finished pods are left alone (kubectl's --ignore-daemonsets semantics).
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isNotFound, isTransient, KubeError, sleep, statusBody, statusOf } from "./errors";
 import { MIRROR_POD_ANNOTATION } from "./labels";
