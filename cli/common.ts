@@ -4,7 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "../provider/kube/k8s";
 import { apiMessage, isNotFound } from "../provider/kube/errors";
 import { CLUSTER_LABEL, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "../provider/kube/labels";
 import { decodeStatus } from "../provider/kube/status";
@@ -73,7 +73,7 @@ export function readTalosconfig(flag: string | undefined): { file: string; text:
 
 /** A core/v1 client on the kubeconfig (the CLI reads ConfigMap metadata the port does not expose). */
 export function coreApi(kubeconfigText: string): k8s.CoreV1Api {
-  const k = require("@kubernetes/client-node") as typeof k8s;
+  const k = require("../provider/kube/k8s") as typeof k8s;
   const kc = new k.KubeConfig();
   try {
     kc.loadFromString(kubeconfigText);

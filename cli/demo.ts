@@ -4,7 +4,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "../provider/kube/k8s";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { startSimCluster } from "../sim/cluster";
 import { packageRoot, toolsBin } from "../sim/tools";

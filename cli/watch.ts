@@ -2,7 +2,7 @@
 // Kubernetes WATCH (provider/kube/watch.ts: list, then watch from its resourceVersion with bookmarks; every watch
 // bounded by a server-side timeout and a silence watchdog, re-opened with backoff when it drops, re-listed on 410
 // Gone). Runs until SIGINT or SIGTERM (exit 0). A terminal is redrawn in place; a pipe gets one document per change.
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "../provider/kube/k8s";
 import { KubeClients } from "../provider/kube/client";
 import { apiMessage } from "../provider/kube/errors";
 import { STATUS_KEY, LEGACY_STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "../provider/kube/labels";

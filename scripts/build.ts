@@ -6,10 +6,12 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { bundleClientNode } from "./bundle";
 
 const ROOT = path.join(__dirname, "..");
 const DIST = path.join(ROOT, "dist");
 const BUILD_INFO = path.join(DIST, ".tsbuildinfo");
+const VENDOR = path.join(DIST, "vendor") + path.sep;
 const TSC = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
 /** The folders tsconfig.json includes (each `<dir>/**\/*.ts`). */
 const SOURCE_DIRS = ["provider", "sdk", "sim", "cli", "tests", "bench", "scripts"];
@@ -55,6 +57,7 @@ function main(): void {
   const now = new Date();
   let removed = 0;
   for (const f of walk(DIST)) {
+    if (f.startsWith(VENDOR)) continue; // bundles of dependencies (scripts/bundle.ts), not outputs of tsc
     const stem = outputStem(f);
     if (stem === undefined || !fs.statSync(f).isFile()) continue;
     if (!sources.has(stem)) {
@@ -65,6 +68,7 @@ function main(): void {
     }
   }
   if (removed > 0) process.stdout.write(`build: removed ${removed} stale output file(s) from dist/\n`);
+  bundleClientNode();
 }
 
 main();

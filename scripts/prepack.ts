@@ -25,6 +25,10 @@ for (const top of SHIPPED) {
     else if (fs.statSync(path.join(src, `${f}.ts`)).mtimeMs > fs.statSync(js).mtimeMs) problems.push(`${top}/${f}.ts changed after its build`);
   }
 }
+// The bundle provider/kube/k8s.ts loads (scripts/bundle.ts): without it the provider cannot start.
+for (const f of ["client-node.js", "client-node.LICENSE"]) {
+  if (!fs.existsSync(path.join(ROOT, "dist", "vendor", f))) problems.push(`dist/vendor/${f} is missing (scripts/bundle.ts writes it)`);
+}
 if (problems.length > 0) {
   // `npm pack --dry-run` only lists what would be packed: it warns; a real pack or publish stops.
   const dryRun = process.env.npm_config_dry_run === "true";

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type * as http from "node:http";
 import * as https from "node:https";
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "./k8s";
 import * as YAML from "yaml";
 import { CREDENTIAL_TIMEOUT_MS, ExecCredentials, TokenFile, type CredentialSource, type ExecConfig } from "./credentials";
 import { KubeError } from "./errors";

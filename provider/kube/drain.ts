@@ -3,7 +3,7 @@
 // deadline, failing with the pods still there and the budgets that refused them. DaemonSet pods, mirror pods of static
 // pods and finished pods are left alone (kubectl's --ignore-daemonsets semantics). Unless the mode says otherwise
 // (placement.ts): "never", or "auto" where no other node could take the pods, only cordons and names what stays.
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isNotFound, isTransient, KubeError, sleep, statusBody, statusOf } from "./errors";
 import { MIRROR_POD_ANNOTATION } from "./labels";

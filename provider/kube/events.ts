@@ -2,7 +2,7 @@
 // `kubectl get events` show what talos-gate did. Like client-go's recorder: the same event again on the same object
 // bumps `count` and `lastTimestamp` of the existing Event instead of creating a new one. Writes are queued in order
 // and never awaited by the caller (best effort; failures logged); `flush()` waits for the queue.
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "./k8s";
 import * as os from "node:os";
 import type { RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";

@@ -8,7 +8,7 @@
 // Stopping a rollout through the cluster (`talos-gate stop`): `requestStop` annotates the held Lease with who asked;
 // the holder watches its Lease and aborts `stopRequested`, and the rollout stops before its next node. Taking the
 // Lease clears a request left from an earlier run, so it only ever stops the rollout it was meant for.
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "./k8s";
 import type { Lease } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, isAlreadyExists, isConflict, isNotFound, KubeError, statusOf } from "./errors";

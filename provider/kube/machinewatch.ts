@@ -5,7 +5,7 @@
 // Machine holds (a heartbeat, another controller's annotation) wakes no one; and each Node's Machine is built once per
 // update, not once per change anywhere in the cluster (at 1,000 nodes, rebuilding all of them on every event made
 // the provider allocate ~3 MB/s and peak at 600 MB).
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 import type { Machine, MachineWatch } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { byMachineName, listTrimmedNodes, machineOf, trimNode } from "./nodes";

@@ -15,7 +15,7 @@
 // object (same uid) and still carries this cluster's and the manifest's labels (an object whose label was removed has
 // been taken over and is left alone). Entries of earlier releases (no uid) are pruned only when talos-gate's field
 // manager applied the live object. The inventory avoids listing every kind in the cluster.
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "./k8s";
 import * as YAML from "yaml";
 import type { ApplyManifestsOptions, ApplyManifestsResult, Manifest, ManifestMode } from "../rollout/ports";
 import { KubeClients } from "./client";

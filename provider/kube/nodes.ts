@@ -1,5 +1,5 @@
 // Cluster reads and node scheduling: machines from Kubernetes Nodes, cordon / uncordon.
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 import type { Machine } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, isTransient, KubeError, sleep, statusOf } from "./errors";

@@ -13,7 +13,7 @@
 // always did (bounded, PDBs honoured, the node left up), never worse than before; only a cluster with no other usable
 // node at all is rebooted without one. The decision is per node: the drain is skipped only when NO pod it would evict
 // could go anywhere else; when some could, it drains as always.
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 import type { KubeClients } from "./client";
 import { apiMessage } from "./errors";
 import { msg } from "./messages";

@@ -26,7 +26,7 @@
 // Outcomes are also recorded as Events on the Job (HealthcheckPassed saying which signal decided, HealthcheckFailed
 // with the failure text), which `kubectl get events -n <namespace>` shows for an hour after the Job itself is gone.
 import { randomBytes } from "node:crypto";
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, redactSecrets, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";

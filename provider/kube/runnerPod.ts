@@ -22,7 +22,7 @@
 // controller fails a Job whose sync runs after the deadline even when its pod succeeded before, so a pod that ended
 // within DEADLINE_MARGIN_MS of the deadline leaves the verdict to the Job.
 // Everything else keeps waiting for the Job's Complete/Failed (Omni's semantics); failure is always read from the Job.
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "./k8s";
 
 export const CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid";
 /** The Job controller's pod finalizer (batch.JobTrackingFinalizer): a pod without it is not counted. */

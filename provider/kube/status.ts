@@ -6,7 +6,7 @@
 // (last one wins) and written at the end of the window; `flush()` writes what is pending and waits. Mirroring is best effort: failures are logged, never thrown into the rollout. Each write also stores the
 // port's own API counters so far (key `api.json`: requests, watches, bytes read), which `talos-gate status` shows and
 // `npm run bench` reads after a `pulumi up`.
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "./k8s";
 import * as YAML from "yaml";
 import { KubeClients } from "./client";
 import { apiMessage, isNotFound, KubeError, statusOf } from "./errors";

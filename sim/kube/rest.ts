@@ -6,7 +6,7 @@
 // as the server sent them) and talks to the API server over one keep-alive agent. Credentials come from the
 // kubeconfig through client-node's KubeConfig, so every auth form it understands works here too.
 import * as https from "node:https";
-import * as k8s from "@kubernetes/client-node";
+import * as k8s from "../../provider/kube/k8s";
 import { simMsg } from "../messages";
 
 /** An error answer of the API server (a metav1.Status), or a transport failure (code 0). */

@@ -49,16 +49,17 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   });
 
   it("the tarball holds the SDK, provider, CLI, sim, protos and the toolchain's Go module, and no tests, benchmarks or maps", () => {
-    const stray = packed.files.filter((f) => !/^(bin\/talos-gate|dist\/(cli|provider|sdk|sim)\/.+\.js|dist\/sdk\/.+\.d\.ts|proto\/[^/]+\.proto|scripts\/go\/kube\/go\.(mod|sum)|README\.md|CHANGELOG\.md|package\.json)$/.test(f));
+    const stray = packed.files.filter((f) => !/^(bin\/talos-gate|dist\/(cli|provider|sdk|sim)\/.+\.js|dist\/sdk\/.+\.d\.ts|dist\/vendor\/client-node\.(js|LICENSE)|proto\/[^/]+\.proto|scripts\/go\/kube\/go\.(mod|sum)|README\.md|CHANGELOG\.md|package\.json)$/.test(f));
     assert.deepEqual(stray, [], "only what users run");
     assert.deepEqual(packed.files.filter((f) => /(^|\/)(tests|bench)\//.test(f) || f.endsWith(".map")), []);
     for (const f of ["bin/talos-gate", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/handlers/index.js", "dist/cli/main.js",
-      "dist/sim/daemon.js", "proto/talos-wire-subset.proto", "scripts/go/kube/go.mod", "scripts/go/kube/go.sum", "CHANGELOG.md"]) {
+      "dist/sim/daemon.js", "dist/vendor/client-node.js", "dist/vendor/client-node.LICENSE", "proto/talos-wire-subset.proto", "scripts/go/kube/go.mod", "scripts/go/kube/go.sum", "CHANGELOG.md"]) {
       assert.ok(packed.files.includes(f), `ships ${f}`);
     }
-    // 0.1.0 shipped 478 files, 464 KB packed, most of them compiled tests and benchmarks.
-    assert.ok(packed.files.length < 200, `${packed.files.length} files`);
-    assert.ok(packed.size < 350_000, `${packed.size} bytes packed`);
+    // 0.1.0 shipped 478 files, 464 KB packed, most of them compiled tests and benchmarks; now ~215 files, ~730 KB.
+    assert.ok(packed.files.length < 260, `${packed.files.length} files`);
+    // The client-node bundle is ~370 KB of it; it replaces client-node's installed tree (~57 MB).
+    assert.ok(packed.size < 900_000, `${packed.size} bytes packed`);
   });
 
   it("installs into a fresh project from the npm cache, and its types check under strict TypeScript", () => {
@@ -68,6 +69,8 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
     const installed = path.join(project, "node_modules", "talos-gate");
     assert.ok(!fs.lstatSync(installed).isSymbolicLink(), "a copy of the tarball, not a link to this checkout");
     assert.equal(JSON.parse(fs.readFileSync(path.join(installed, "package.json"), "utf8")).version, packageJson.version);
+    // The provider and the CLI run on the bundled client-node (provider/kube/k8s.ts): the package is not installed.
+    assert.ok(!fs.existsSync(path.join(project, "node_modules", "@kubernetes", "client-node")), "client-node comes bundled, not installed");
     assert.ok(!fs.readFileSync(path.join(project, "package.json"), "utf8").includes(packageRoot), "no path into this repository");
     t0 = Date.now();
     const tsc = run(process.execPath, [path.join(project, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", "."], project);

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
 import { packageJson, packageRoot } from "../../provider/package";
-import type { PulumiEnv } from "./pulumi";
+import { PulumiEnv, withEventResults } from "./pulumi";
 
 export const PROJECT = "infra";
 
@@ -154,8 +154,8 @@ export function createUserProject(dir: string, tarball: string): void {
 }
 
 /** A stack of the project at `dir`, run by the real CLI with the test backend (file://, passphrase, no plugin download). */
-export function userStack(env: PulumiEnv, dir: string, stackName: string): Promise<Stack> {
-  return LocalWorkspace.createOrSelectStack({ stackName, workDir: dir }, { pulumiCommand: env.command, envVars: env.envVars });
+export async function userStack(env: PulumiEnv, dir: string, stackName: string): Promise<Stack> {
+  return withEventResults(await LocalWorkspace.createOrSelectStack({ stackName, workDir: dir }, { pulumiCommand: env.command, envVars: env.envVars }));
 }
 
 /** Sets the program's config: the two credentials as secrets, the target version. */
