@@ -436,3 +436,23 @@ export function staleMarkNotDropped(node: string, detail: string): string {
 export function reasonCannotDisarm(node: string, armed: string, detail: string): string {
   return `node ${node} is armed with ${armed} (installed, not rebooted) and could not be disarmed: ${truncateReason(singleLine(detail))}; it boots ${armed} at its next reboot; keep it from rebooting, then ${RESUME}`;
 }
+
+// --- upgrade paths (path.ts): one step of `path` + version
+
+/** Which step of the path a run is in: "2/3: → v1.13.2". */
+export function pathStepLabel(step: number, steps: number, target: string): string {
+  return `${step}/${steps}: → ${target}`;
+}
+
+/** The status line with the step in front when there is a path: "2/3: → v1.13.2; updating machines 2/5". */
+export function withPathStep(label: string, status: string): string {
+  return status ? `${label}; ${status}` : label;
+}
+
+export function planPathStep(label: string, from: string): string {
+  return `path step ${label} (from ${from})`;
+}
+
+export function planPathLater(label: string): string {
+  return `path step ${label}: every node, planned from the live cluster once the step before it is done`;
+}
