@@ -10,7 +10,8 @@ import { describePlan, planRollout } from "../rollout/plan";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "../resources/cluster";
-import { RolloutError, runRollout } from "../rollout/run";
+import { RolloutError } from "../rollout/run";
+import { runPath } from "../rollout/pathRun";
 import { outputStatus, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
@@ -172,7 +173,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
   let last: UpgradeStatus | undefined;
   try {
     const mirrored = await kube.readStatusRecord(spec.clusterName).catch(() => undefined);
-    const status = await withBoundedHeap(() => runRollout(withMachineOverrides(kube, spec.machines), talos, {
+    const status = await withBoundedHeap(() => runPath(withMachineOverrides(kube, spec.machines), talos, {
       cluster: spec.clusterName,
       holder: holderOf(spec, id),
       targetVersion: spec.version,
@@ -192,7 +193,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       schedule: spec.gates.schedule,
       hooks: spec.gates.hooks,
       volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
-    }));
+    }, spec.path));
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
     const status = err instanceof RolloutError ? err.status : last;

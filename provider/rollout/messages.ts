@@ -456,3 +456,7 @@ export function planPathStep(label: string, from: string): string {
 export function planPathLater(label: string): string {
   return `path step ${label}: every node, planned from the live cluster once the step before it is done`;
 }
+
+export function progressPathStep(label: string): string {
+  return `path step ${label}: a full gated rollout`;
+}
