@@ -8,7 +8,7 @@ import { runPath } from "../../../provider/rollout/pathRun";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, recordBoots, runOptions, shellCheck, sim, startChild, until, versions } from "./helpers";
+import { adapters, recordBoots, rejection, runOptions, shellCheck, sim, startChild, until, versions } from "./helpers";
 
 const CLUSTER = "paths";
 
@@ -83,5 +83,31 @@ describe("integration: rollout — upgrade paths, step by step (sim)", function 
     const started = again.map((l) => / node (\S+): upgrading /.exec(l)?.[1]).filter(Boolean);
     assert.deepEqual(started, ["w-2"], again.join("\n"));
     for (const n of ["cp-1", "w-1", "w-2"]) assert.equal(boots.downsOf(n), 2, `${n} went down ${boots.downsOf(n)} times for two steps`);
+  });
+
+  it("a step that fails says its step, and setting the version back to the step before reverts it (ungated), not further", async () => {
+    const boots = recordBoots(s);
+    // w-1 comes back on its old version in step 2 (set as step 2 starts).
+    const onProgress = (l: string) => {
+      if (l.includes(" path step 2/2")) s.talos.node("w-1").faults.rollback = true;
+    };
+    const err = await rejection(runPath(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.14.2", onProgress }), ["v1.14.1"]));
+    s.talos.node("w-1").faults.rollback = false;
+    assert.match(err.message, /node w-1 failed: .* came back on v1\.14\.1 instead of v1\.14\.2/);
+    assert.equal(err.status.phase, "Failed");
+    assert.match(err.status.status, /^2\/2: → v1\.14\.2; /, "the failed status says its step");
+    assert.equal(err.status.lastUpgradeVersion, "v1.14.1", "the step before is what the cluster last converged to");
+    assert.deepEqual(versions(s), { "cp-1": "v1.14.2", "w-1": "v1.14.1", "w-2": "v1.14.1" });
+
+    // The resource stores that status; its lastUpgradeVersion makes v1.14.1 a revert: cp-1 goes back, ungated.
+    const lines: string[] = [];
+    const back = await runPath(kube, talos, runOptions(CLUSTER, {
+      targetVersion: "v1.14.1", lastUpgradeVersion: err.status.lastUpgradeVersion, onProgress: (l) => lines.push(l),
+      healthchecks: [shellCheck(CLUSTER, "never", "exit 1")],
+    }), []);
+    assert.equal(back.phase, "Done");
+    assert.ok(lines.some((l) => / reverting 1 of 3 machines to v1\.14\.1/.test(l)), lines.join("\n"));
+    assert.deepEqual(versions(s), { "cp-1": "v1.14.1", "w-1": "v1.14.1", "w-2": "v1.14.1" });
+    assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "w-1", "w-2", "cp-1", "w-1", "cp-1"]);
   });
 });
