@@ -287,9 +287,10 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
   async check(olds, news) {
     const failures = checkTalosUpgrade(news);
     if (failures.length) return { failures };
-    const refused = await previewPathCheck(news);
+    // At once: a cluster that does not answer costs the preview one bound, not two.
+    const [refused, plan] = await Promise.all([previewPathCheck(news), previewPlan(news, olds)]);
     if (refused.length) return { failures: refused.map((reason) => ({ property: "version", reason })) };
-    return { inputs: { ...news, plan: await previewPlan(news, olds) } };
+    return { inputs: { ...news, plan } };
   },
   async diff(_id, olds, news) {
     if (hasUnknown(ROLLOUT_INPUTS.map((k) => news[k]))) return { changes: true };
