@@ -460,3 +460,7 @@ export function planPathLater(label: string): string {
 export function progressPathStep(label: string): string {
   return `path step ${label}: a full gated rollout`;
 }
+
+export function reasonPathStepBehind(node: string, version: string, step: string): string {
+  return `node ${node} runs ${version}, newer than the path step ${step}; a rollout never takes a node back: drop ${step} from path, then ${RESUME}`;
+}

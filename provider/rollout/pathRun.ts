@@ -3,7 +3,7 @@
 // from the live nodes (path.ts), so a run killed mid-step resumes in that step, and a step's run upgrades only the
 // nodes not on its version: no node goes down twice for one step. Every status says the step ("2/3: → v1.13.2; …").
 import type { KubeApi, TalosApi } from "./ports";
-import { currentStep, pathSteps, stepLabel } from "./path";
+import { aheadOfStep, currentStep, pathSteps, stepLabel } from "./path";
 import { RolloutError, runRollout, type RunOptions } from "./run";
 import type { UpgradeStatus } from "./status";
 import * as msg from "./messages";
@@ -17,7 +17,11 @@ function labelled(s: UpgradeStatus, label: string): UpgradeStatus {
 export async function runPath(kube: KubeApi, talos: TalosApi, opts: RunOptions, path: readonly string[]): Promise<UpgradeStatus> {
   if (path.length === 0) return runRollout(kube, talos, opts);
   const steps = pathSteps(path, opts.targetVersion);
-  const first = currentStep(steps, (await kube.listMachines()).map((m) => m.talosVersion));
+  const machines = await kube.listMachines();
+  const first = currentStep(steps, machines.map((m) => m.talosVersion));
+  // Refused at preview too; the cluster may have changed since (a node upgraded by hand).
+  const ahead = aheadOfStep(steps, first, machines);
+  if (ahead) throw new Error(msg.reasonPathStepBehind(ahead.name, ahead.version, steps[first]));
   // Before a later step, the cluster converged on the step before it: the version a revert of this step goes back to.
   let last = opts.lastUpgradeVersion;
   for (let i = first; ; i++) {

@@ -110,4 +110,14 @@ describe("integration: rollout — upgrade paths, step by step (sim)", function 
     assert.deepEqual(versions(s), { "cp-1": "v1.14.1", "w-1": "v1.14.1", "w-2": "v1.14.1" });
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1", "w-1", "w-2", "cp-1", "w-1", "cp-1"]);
   });
+
+  it("a path whose step is behind a node is refused before any node moves (the step's run would take it back)", async () => {
+    // w-2 upgraded by hand past the step the others are still below.
+    await talos.upgradeNode(s.talos.node("w-2").address, { image: "ghcr.io/siderolabs/installer:v1.14.7", targetVersion: "v1.14.7", nodeTimeoutMs: 30000 });
+    await until("w-2's Node to show v1.14.7", async () => (await kube.listMachines()).some((m) => m.name === "w-2" && m.ready && m.talosVersion === "v1.14.7"));
+    const boots = recordBoots(s);
+    await assert.rejects(runPath(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.14.9" }), ["v1.14.6"]),
+      /node w-2 runs v1\.14\.7, newer than the path step v1\.14\.6; a rollout never takes a node back: drop v1\.14\.6 from path/);
+    assert.deepEqual(boots.downs, []);
+  });
 });

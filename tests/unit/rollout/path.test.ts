@@ -1,6 +1,6 @@
 // Upgrade paths (`path` + `version`): the input's check, and which step a cluster is in, read from its nodes' versions.
 import * as assert from "node:assert/strict";
-import { currentStep, pathSteps, stepLabel } from "../../../provider/rollout/path";
+import { aheadOfStep, currentStep, pathSteps, stepLabel } from "../../../provider/rollout/path";
 import { checkTalosUpgrade, parseTalosUpgrade, rolloutKey } from "../../../provider/resources/talosUpgrade";
 import { UNKNOWN } from "../../../provider/handlers/common";
 
@@ -38,11 +38,14 @@ describe("rollout: upgrade paths", () => {
     assert.deepEqual(steps, ["v1.12.11", "v1.13.2"]);
     assert.equal(currentStep(steps, ["v1.11.3", "v1.11.3"]), 0);
     assert.equal(currentStep(steps, ["v1.12.11", "v1.11.3"]), 0, "a node still below step 1");
-    assert.equal(currentStep(steps, ["v1.12.11", undefined]), 0, "a node whose version is unknown is not past any step");
+    assert.equal(currentStep(steps, ["v1.11.3", undefined]), 0);
+    assert.equal(currentStep(steps, ["v1.13.2", undefined, "v1.12.11"]), 1, "an unknown version never sends the cluster back to step 1");
     assert.equal(currentStep(steps, ["v1.12.11", "v1.12.11"]), 1);
     assert.equal(currentStep(steps, ["v1.13.2", "v1.12.11"]), 1, "killed in step 2: resumes in step 2");
     assert.equal(currentStep(steps, ["v1.13.2", "v1.13.2"]), 1, "all done: the last step (its run finds the cluster done)");
     assert.equal(currentStep(["v1.12.4"], ["v1.13.2"]), 0, "a revert is the last (only) step");
     assert.equal(stepLabel(["v1.11.6", "v1.12.11", "v1.13.2"], 1), "2/3: → v1.12.11");
+    assert.deepEqual(aheadOfStep(steps, 0, [{ name: "w-1", talosVersion: "v1.11.3" }, { name: "w-2", talosVersion: "v1.13.0" }]), { name: "w-2", version: "v1.13.0" });
+    assert.equal(aheadOfStep(steps, 1, [{ name: "w-2", talosVersion: "v1.13.5" }]), undefined, "the last step may go either way (a revert)");
   });
 });
