@@ -53,6 +53,12 @@ export interface TalosUpgradeArgs {
   cluster: Cluster;
   /** Target Talos version, e.g. "v1.13.2". Changing it is an update (a new gated rollout), never a replacement. */
   version: pulumi.Input<string>;
+  /**
+   * Versions rolled before `version`, in order, e.g. `["v1.12.11"]` to go from 1.11 to 1.13 in one `pulumi up`: each
+   * step is a full gated rollout (control planes first, the gates before every wave), then the next. Checked at preview
+   * against Talos' upgrade rules. Default: straight to `version`.
+   */
+  path?: pulumi.Input<pulumi.Input<string>[]>;
   /** Installer image; default `ghcr.io/siderolabs/installer:<version>`, or the Image Factory image for `schematic`. */
   installerImage?: pulumi.Input<string>;
   /** Image Factory schematic id; the installer becomes `factory.talos.dev/metal-installer/<schematic>:<version>`. */
@@ -173,6 +179,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       machines: args.cluster.machineOverrides,
       healthcheckIds: pulumi.all((args.healthchecks ?? []).map((h) => h.plannedId)),
       version: args.version,
+      path: args.path,
       installerImage: args.installerImage,
       schematic: args.schematic,
       imageFactoryHost: args.imageFactoryHost,

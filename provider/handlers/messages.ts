@@ -53,3 +53,10 @@ export const engineCancelled = "the Pulumi engine cancelled the update (Ctrl-C o
 export const engineGone = "the Pulumi CLI is gone (killed, or its runner was lost), so no result can be saved";
 export const engineGoneExit = "talos-gate: the Pulumi CLI is gone and nothing is in flight; the provider process exits";
 export const smokeMessageRequired = "message is required and must be a non-empty string";
+
+// --- upgrade paths (upgradePath.ts)
+/** "kube-apiserver on cp-1, kube-scheduler on cp-1 and 2 more": where a Kubernetes version was read. */
+export const listedPlaces = (places: readonly string[]) =>
+  places.length > 3 ? `${places.slice(0, 3).join(", ")} and ${places.length - 3} more` : places.join(", ");
+export const kubeletsOf = (nodes: readonly string[]) => `kubelet${nodes.length === 1 ? "" : "s"} of ${listedPlaces(nodes)}`;
+export const planLiveCluster = "the live cluster";

@@ -11,7 +11,11 @@ import { quorumLossPlanLines } from "../rollout/quorum";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "../resources/cluster";
-import { RolloutError, runRollout } from "../rollout/run";
+import { RolloutError } from "../rollout/run";
+import { runPath } from "../rollout/pathRun";
+import { stepLabel } from "../rollout/path";
+import { planPathStep } from "../rollout/messages";
+import { laterStepLines, livePathCheck, stepOf } from "./upgradePath";
 import { outputStatus, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
@@ -85,18 +89,23 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
     return await withTimeout(PREVIEW_TIMEOUT_MS, msg.KUBERNETES_API, async () => {
       const scope = withMachineOverrides(kube, spec.machines);
       const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatusRecord(spec.clusterName)]);
+      const healthchecks = [
+        ...(plannedIds(news.healthcheckIds) ?? spec.healthchecks.map((h) => h.id)),
+        ...(plannedIds(news.conditionIds) ?? spec.gates.conditions.map((c) => c.id)),
+      ];
+      // With a path: the step the cluster is in, planned from the live nodes, then every later step.
+      const step = stepOf(spec, machines);
+      const target = step ? step.steps[step.index] : spec.version;
       const plan = planRollout({
-        machines, targetVersion: spec.version, strategy: spec.strategy,
-        healthchecks: [
-          ...(plannedIds(news.healthcheckIds) ?? spec.healthchecks.map((h) => h.id)),
-          ...(plannedIds(news.conditionIds) ?? spec.gates.conditions.map((c) => c.id)),
-        ],
+        machines, targetVersion: target, strategy: spec.strategy, healthchecks,
         lastUpgradeVersion: trustedLastVersion(spec, spec.clusterName, olds, mirrored, "display"),
       });
       const byName = new Map(machines.map((m) => [m.name, m]));
       const pending = plan.waves.flatMap((w) => w.machines.map((pm) => byName.get(pm.name)!));
       return [
-        ...describePlan(plan), ...quorumLossPlanLines(machines, plan, spec.etcdQuorumLoss), ...(await imagePlanLines(spec, pending)),
+        ...(step ? [planPathStep(stepLabel(step.steps, step.index), msg.planLiveCluster)] : []),
+        ...describePlan(plan), ...quorumLossPlanLines(machines, plan, spec.etcdQuorumLoss), ...(await imagePlanLines(spec, pending, target)),
+        ...(step ? laterStepLines(spec, machines, step, healthchecks) : []),
         ...gatePlanLines(spec.gates, new Date()),
       ];
     });
@@ -104,6 +113,26 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
     return [msg.planUnavailable(errorText(err))];
   } finally {
     await kube.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The upgrade path against the live cluster (upgradePath.ts): the refusals; its warnings go on the resource's row. A
+ * cluster that does not answer within the preview's budget refuses nothing (Talos' installer still checks at apply).
+ */
+async function previewPathCheck(news: Properties): Promise<string[]> {
+  if (hasUnknown(PLAN_INPUTS.map((k) => news[k]))) return [];
+  let kube: KubeClient | undefined;
+  try {
+    const spec = parseTalosUpgrade(news);
+    kube = kubeApi(spec.kubeconfig, spec.urn);
+    const r = await withTimeout(PREVIEW_TIMEOUT_MS, "the Kubernetes API", () => livePathCheck(spec, kube!));
+    for (const w of r.warnings) warn(spec.urn, `${msg.clusterPrefix(spec.clusterName)} ${w}`);
+    return r.failures;
+  } catch {
+    return [];
+  } finally {
+    await kube?.close().catch(() => undefined);
   }
 }
 
@@ -132,7 +161,7 @@ function imageFor(talos: TalosApi, spec: TalosUpgradeSpec): (m: Machine, version
 /** Nodes read at once for the plan's image lines: at 1,000 nodes, all at once was a burst of 1,000 Talos calls. */
 const PLAN_READS_IN_FLIGHT = 16;
 
-async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promise<string[]> {
+async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[], version = spec.version): Promise<string[]> {
   if (pending.length === 0) return [];
   if (spec.installer.installerImage) return [msg.planImage(spec.installer.installerImage, [])];
   const talos = talosApi(spec.talosconfig);
@@ -140,7 +169,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
     const image = imageFor(talos, spec);
     const byImage = new Map<string, string[]>();
     await mapLimit(pending, PLAN_READS_IN_FLIGHT, async (m) => {
-      const key = await image(m, spec.version).catch((err) => msg.planImageUnknown(errorText(err)));
+      const key = await image(m, version).catch((err) => msg.planImageUnknown(errorText(err)));
       const names = byImage.get(key);
       if (names) names.push(m.name);
       else byImage.set(key, [m.name]);
@@ -176,7 +205,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
   let last: UpgradeStatus | undefined;
   try {
     const mirrored = await kube.readStatusRecord(spec.clusterName).catch(() => undefined);
-    const status = await withBoundedHeap(() => runRollout(withMachineOverrides(kube, spec.machines), talos, {
+    const status = await withBoundedHeap(() => runPath(withMachineOverrides(kube, spec.machines), talos, {
       cluster: spec.clusterName,
       holder: holderOf(spec, id),
       targetVersion: spec.version,
@@ -198,7 +227,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       schedule: spec.gates.schedule,
       hooks: spec.gates.hooks,
       volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
-    }));
+    }, spec.path));
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
     const status = err instanceof RolloutError ? err.status : last;
@@ -261,7 +290,10 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
   async check(olds, news) {
     const failures = checkTalosUpgrade(news);
     if (failures.length) return { failures };
-    return { inputs: { ...news, plan: await previewPlan(news, olds) } };
+    // At once: a cluster that does not answer costs the preview one bound, not two.
+    const [refused, plan] = await Promise.all([previewPathCheck(news), previewPlan(news, olds)]);
+    if (refused.length) return { failures: refused.map((reason) => ({ property: "version", reason })) };
+    return { inputs: { ...news, plan } };
   },
   async diff(_id, olds, news) {
     if (hasUnknown(ROLLOUT_INPUTS.map((k) => news[k]))) return { changes: true };

@@ -15,9 +15,11 @@ import { watchObjects } from "./objects";
 import { runCheck, RunnerJobs } from "./runner";
 import { StatusMirror, type MirroredStatus } from "./status";
 import { sweepRunners, type RunnerScope } from "./sweep";
+import { readKubernetesVersions, type KubernetesVersions } from "./version";
 import { waitForVolumeDetach } from "./volumes";
 
 export type { KubeStats } from "./client";
+export type { KubernetesVersions } from "./version";
 export type { MirroredStatus } from "./status";
 export type { RunnerScope } from "./sweep";
 export type {
@@ -79,6 +81,8 @@ export interface KubeClient extends KubeApi {
   watchObjects(selection: ObjectSelection): ObjectWatch;
   /** Waits by watch, bounded, until the node's VolumeAttachments are detached or gone; throws naming the blockers. */
   waitForVolumeDetach(node: string, opts: VolumeDetachOptions): Promise<void>;
+  /** The Kubernetes versions the cluster runs: control plane (as Talos detects it) and kubelets (version.ts). */
+  kubernetesVersions(): Promise<KubernetesVersions>;
   /** Flushes, then releases connections. */
   close(): Promise<void>;
 }
@@ -118,6 +122,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     runningRollout: (cluster: string) => runningRollout(c, cluster),
     requestStop: (cluster: string, by: string) => requestStop(c, cluster, by),
     stats: () => c.stats(),
+    kubernetesVersions: () => readKubernetesVersions(c),
     close: async () => {
       await Promise.all([mirror.flush(), events.flush(), ours.cleanedUp()]);
       mirror.close();

@@ -13,6 +13,12 @@ export const reservedKey = (field: string, key: string, prefix: string) =>
   `${field} key "${key}" is invalid: prefix "${prefix}" is reserved for internal use`;
 export const machineInvalid = (i: number, reason: string) => `machines[${i}] ${reason}`;
 export const versionInvalid = (v: unknown) => `version must be a Talos version like "v1.13.2", got ${JSON.stringify(v)}`;
+export const pathInvalid = (v: unknown) => `path must be a list of Talos versions rolled before version, e.g. ["v1.12.11"], got ${JSON.stringify(v)}`;
+export const pathStepInvalid = (i: number, v: unknown) => `path[${i}] must be a Talos version like "v1.12.11", got ${JSON.stringify(v)}`;
+export const pathNotAscending = (i: number, v: string, prev: string) =>
+  `path[${i}] ${v} is not newer than the step before it (${prev}); list the versions in the order they are rolled`;
+export const pathNotBelowVersion = (i: number, v: string, version: string) =>
+  `path[${i}] ${v} is not older than version ${version}; path lists the versions rolled before version`;
 export const durationInvalid = (field: string, v: unknown, reason: string) => `${field} ${JSON.stringify(v)} is invalid: ${reason}`;
 export const durationTooShort = (field: string, min: string) => `${field} must be at least ${min}`;
 export const durationTooLong = (field: string, value: string, max: string) =>

@@ -15,7 +15,7 @@ import { CONFIG_HASH_ANNOTATION, type ComposedHealthcheckJob } from "../template
 import { parseDuration } from "../template/duration";
 import { composeHealthcheckInput } from "../template/healthcheckInput";
 import { validateNodeHook, type NodeHook } from "../template/hooks";
-import { isValidVersion } from "../version";
+import { compareVersions, isValidVersion, normalizeVersion } from "../version";
 import { machineOverride, setFields, type MachineOverride } from "./cluster";
 import type { DrainMode, EtcdQuorumLoss } from "../rollout/ports";
 import { DEFAULT_DRAIN, DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT, DEFAULT_VOLUME_DETACH, DRAIN_MODES, ETCD_QUORUM_LOSS } from "./defaults";
@@ -193,11 +193,33 @@ const etcdQuorumLoss = z.enum(ETCD_QUORUM_LOSS, { error: (iss) => msg.etcdQuorum
 const version = z.string({ error: (iss) => msg.versionInvalid(iss.input) })
   .refine(isValidVersion, { error: (iss) => msg.versionInvalid(iss.input) });
 
+/**
+ * Intermediate versions rolled before `version`, in order, each a full gated rollout; checked against `version` across
+ * fields. Normalised ("1.12.11" → "v1.12.11"); omitted = [] (a direct upgrade, as before the input existed).
+ */
+const upgradePath = z.unknown().optional().transform((v, ctx): string[] => {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) {
+    fail(ctx, msg.pathInvalid(v));
+    return z.NEVER;
+  }
+  const out: string[] = [];
+  v.forEach((step: unknown, i) => {
+    if (step === UNKNOWN) return;
+    if (typeof step !== "string" || !isValidVersion(step)) return fail(ctx, msg.pathStepInvalid(i, step), [i]);
+    const prev = out[out.length - 1];
+    if (prev !== undefined && compareVersions(prev, step) >= 0) return fail(ctx, msg.pathNotAscending(i, normalizeVersion(step), prev), [i]);
+    out.push(normalizeVersion(step));
+  });
+  return out;
+});
+
 /** The TalosUpgrade's properties, field by field, in the order `check` lists failures. */
 function fields(files: FileReader) {
   return z.object({
     clusterName: clusterName(),
     version,
+    path: upgradePath,
     installerImage: optionalString,
     schematic: optionalString,
     imageFactoryHost: optionalString,
@@ -238,7 +260,7 @@ export const ROLLOUT_INPUTS = INPUT_KEYS.filter((k) => k !== "owner" && k !== "r
 
 /** Inputs the preview plan reads: ids derived from the gates' inputs, never their outputs. */
 export const PLAN_INPUTS = [
-  "kubeconfig", "version", "installerImage", "schematic", "imageFactoryHost", "healthcheckIds", "strategy", "machineNames",
+  "kubeconfig", "version", "path", "installerImage", "schematic", "imageFactoryHost", "healthcheckIds", "strategy", "machineNames",
   "machines", "conditionIds", "maintenanceWindows", "soakTime", "hooks", "etcdQuorumLoss",
 ] as const satisfies readonly (keyof Fields)[];
 
@@ -275,6 +297,11 @@ function acrossFields(files: FileReader) {
         fail(ctx, msg.imageInvalid(reason), [property]);
       }
     }
+    const steps: unknown[] = Array.isArray(raw.path) ? raw.path : [];
+    const last = steps[steps.length - 1];
+    if (versionOk && raw.version !== UNKNOWN && typeof last === "string" && isValidVersion(last) && compareVersions(last, raw.version as string) >= 0) {
+      fail(ctx, msg.pathNotBelowVersion(steps.length - 1, normalizeVersion(last), normalizeVersion(raw.version as string)), ["path", steps.length - 1]);
+    }
     const cluster = typeof raw.clusterName === "string" && raw.clusterName !== UNKNOWN ? raw.clusterName : "cluster";
     for (const reason of composeHooks(raw.hooks, cluster, files).failures) fail(ctx, reason, ["hooks"]);
   };
@@ -299,6 +326,8 @@ export interface TalosUpgradeSpec {
   machines: MachineOverride[];
   /** Version every node must report afterwards, e.g. "v1.13.2". */
   version: string;
+  /** Versions rolled before `version`, in order, each a full gated rollout ([] = straight to `version`). */
+  path: string[];
   /**
    * What the user chose for the installer (an image for every node, or a schematic for every node); unset = each
    * node's own platform and schematic, read from it right before its upgrade (Omni's rule).
@@ -337,6 +366,7 @@ function toSpec(p: Fields, files: FileReader): TalosUpgradeSpec {
     ...(p.resourceUrn ? { urn: p.resourceUrn } : {}),
     machines: (p.machines ?? (p.machineNames ?? []).map((name) => ({ name }))).map(setFields).sort((a, b) => a.name.localeCompare(b.name)),
     version: target_,
+    path: p.path,
     installer,
     healthchecks: p.healthchecks,
     strategy: p.strategy,
@@ -374,6 +404,8 @@ export function rolloutKey(s: TalosUpgradeSpec): string {
     clusterName: s.clusterName,
     machines: s.machines,
     version: s.version,
+    // Only when given: state written before the input existed keeps its key, so it previews as no change.
+    ...(s.path.length ? { path: s.path } : {}),
     installer: s.installer,
     holdTimeoutMs: s.holdTimeoutMs,
     nodeTimeoutMs: s.nodeTimeoutMs,

@@ -488,3 +488,31 @@ export function planQuorumLoss(controlPlanes: readonly string[], allowed: boolea
 }
 
 export const nodeNotInCluster = (node: string) => `node ${node} is not in the cluster`;
+
+// --- upgrade paths (path.ts): one step of `path` + version
+
+/** Which step of the path a run is in: "2/3: → v1.13.2". */
+export function pathStepLabel(step: number, steps: number, target: string): string {
+  return `${step}/${steps}: → ${target}`;
+}
+
+/** The status line with the step in front when there is a path: "2/3: → v1.13.2; updating machines 2/5". */
+export function withPathStep(label: string, status: string): string {
+  return status ? `${label}; ${status}` : label;
+}
+
+export function planPathStep(label: string, from: string): string {
+  return `path step ${label} (from ${from})`;
+}
+
+export function planPathLater(label: string): string {
+  return `path step ${label}: every node, planned from the live cluster once the step before it is done`;
+}
+
+export function progressPathStep(label: string): string {
+  return `path step ${label}: a full gated rollout`;
+}
+
+export function reasonPathStepBehind(node: string, version: string, step: string): string {
+  return `node ${node} runs ${version}, newer than the path step ${step}; a rollout never takes a node back: drop ${step} from path, then ${RESUME}`;
+}

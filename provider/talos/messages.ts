@@ -152,4 +152,23 @@ export const msg = {
   probeReset: () => "the endpoint reset the connection right after the TLS handshake: it did not accept the client certificate",
   probeClosed: () => "the endpoint closed the connection right after the TLS handshake: it did not accept the client certificate",
   probeClosedInHandshake: () => "connection closed during the TLS handshake",
+
+  // --- upgrade paths (Talos' compatibility rules, compat.ts)
+  pathTooOld: (release: string, min: string) => `Talos ${release} upgrades from ≥ ${min}`,
+  pathTooNew: (release: string, max: string) => `Talos ${release} can be installed over versions < ${max} only`,
+  pathDenied: (release: string, host: string) => `Talos ${release} refuses upgrades from ${host}`,
+  pathCannot: (node: string, from: string, to: string, rule: string, downgrade: boolean) =>
+    `node ${node}: ${from} cannot be ${downgrade ? "downgraded" : "upgraded"} to ${to} (${rule})`,
+  pathSuggest: (via: string[]) =>
+    `: go through ${via.map((v) => v.replace(/^(v\d+\.\d+)\..*$/, "$1.x")).join(", then ")} first, e.g. \`path: ${JSON.stringify(via)}\``,
+  pathNoSuggestion: () => ": no path through the Talos releases talos-gate knows reaches it; upgrade this node by hand first",
+  kubernetesOutside: (k8s: string, where: string, release: string, min: string, max: string) =>
+    `Kubernetes ${k8s} (${where}) is outside Talos ${release}'s range ${min} – ${max.replace(/\.99$/, ".x")}`,
+  kubernetesAdvice: (tooNew: boolean) =>
+    tooNew ? ": pick a Talos release that supports it, or upgrade Talos in steps through releases that do"
+      : ": upgrade Kubernetes first (talosctl upgrade-k8s), then Talos",
+  pathStepBehind: (node: string, version: string, step: string) =>
+    `node ${node} runs ${version}, newer than the path step ${step}; a rollout never takes a node back: drop ${step} from path`,
+  unknownRelease: (version: string, source: string) =>
+    `Talos ${version} is newer than the upgrade rules talos-gate knows (${source}): its upgrade path and Kubernetes range are not checked`,
 };

@@ -12,6 +12,7 @@ import { KubeletKnobs, LifecycleAttachment, NodeLifecycleEvents, attachLifecycle
 import { MachineSpec, NodeSim } from "./nodes";
 import { Reflector } from "./reflector";
 import { Rest, sleep } from "./rest";
+import { registerStaticPods } from "./staticpods";
 import { Node, Pod, controllerOf, isTerminal } from "./types";
 import { WORKLOAD_NAMESPACE, ensureWorkloads } from "./workloads";
 import { simMsg } from "../messages";
@@ -102,6 +103,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   });
   try {
     await nodes.register(opts.machines);
+    await registerStaticPods(rest, opts.machines);
     const nodeR = new Reflector<Node>(rest, { path: "/api/v1/nodes", name: "nodes", log });
     const podR = new Reflector<Pod>(rest, { path: "/api/v1/pods", name: "pods", log });
     for (const r of [nodeR, podR]) stoppers.push(() => r.stop());

@@ -10,6 +10,7 @@ import { preserveSkipsEtcdChecks, supportsLifecycleApi } from "../../provider/ta
 import { compareVersions } from "../../provider/version";
 import type { SimEtcd } from "./etcd";
 import { ErrorCode, ev, PhaseAction, SequenceAction, Stage, xid } from "./events";
+import { preflightRefusal } from "./installer";
 import { RpcError } from "./rpcerror";
 
 export { RpcError } from "./rpcerror";
@@ -275,9 +276,11 @@ export class SimNode {
     }
     p(ev.phase("upgrade", PhaseAction.START));
     await delay(this.host.timing.installMs);
-    const exit = this.faults.installerExitCode ?? 0;
+    const refused = preflightRefusal(this._version, image);
+    const exit = refused ? 1 : this.faults.installerExitCode ?? 0;
     if (exit !== 0) {
-      const message = `sequence failed: error running phase 12 in ${seq} sequence: task 1/1: failed, failed to run installer: exit status ${exit}`;
+      const detail = refused ? `${refused}: exit status ${exit}` : `exit status ${exit}`;
+      const message = `sequence failed: error running phase 12 in ${seq} sequence: task 1/1: failed, failed to run installer: ${detail}`;
       p(ev.sequence(seq, SequenceAction.NOOP, { code: ErrorCode.FATAL, message }));
       p(ev.status(Stage.REBOOTING, false));
       this.goDown("upgrade", this._version, 1); // a FATAL sequence reboots the node, on the old version
@@ -324,7 +327,9 @@ export class SimNode {
     try {
       send({ progress: { message: `running installer ${image}` } });
       await delay(this.host.timing.installMs);
-      const exit = this.faults.installerExitCode ?? 0;
+      const refused = preflightRefusal(this._version, image);
+      if (refused) send({ progress: { message: refused } });
+      const exit = refused ? 1 : this.faults.installerExitCode ?? 0;
       if (exit === 0) {
         send({ progress: { message: `installed Talos ${versionFromImage(image)} to the inactive boot slot` } });
         this.staged = image;

@@ -13,6 +13,7 @@ import { countBoots, gateJob, gateRbac, leftoverRunners, setGate, testSim, nodeV
 
 interface Knobs {
   version: string;
+  path?: string[];
   holdTimeout?: string;
   nodeTimeout?: string;
   interval?: string;
@@ -29,7 +30,7 @@ function program(sim: SimCluster, knobs: Knobs) {
     // The job as a secret (it may name internal hosts or carry a token): what the provider composes from it is secret too.
     const gate = new Healthcheck("gate", { cluster, name: "gate", interval: knobs.interval ?? "5s", job: pulumi.secret(gateJob()) });
     const upgrade = new TalosUpgrade("talos", {
-      cluster, version: knobs.version, healthchecks: [gate],
+      cluster, version: knobs.version, path: knobs.path, healthchecks: [gate],
       holdTimeout: knobs.holdTimeout ?? "5m", nodeTimeout: knobs.nodeTimeout ?? "2m",
     });
     return { status: upgrade.status, plan: upgrade.plan, checkId: gate.checkId };
@@ -55,12 +56,12 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     boots = countBoots(sim);
   });
 
-  /** The next `pulumi up` completes: phase Done, every node on `version`, each rebooted exactly once. */
-  async function resumesTo(version: string): Promise<void> {
+  /** The next `pulumi up` completes: phase Done, every node on `version`, each rebooted exactly once per step. */
+  async function resumesTo(version: string, steps = 1): Promise<void> {
     const up = await stack.up();
     assert.equal(up.outputs.status.value.phase, "Done");
     assert.deepEqual(await versions(sim), { "cp-1": version, "w-1": version, "w-2": version });
-    assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1, "w-2": 1 }, "no node upgraded twice");
+    assert.deepEqual(Object.fromEntries(boots), { "cp-1": steps, "w-1": steps, "w-2": steps }, "no node upgraded twice in a step");
   }
 
   it("preview shows the rollout plan, control planes first, each wave gated", async () => {
@@ -90,6 +91,18 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
       assert.match(err.message, /property holdTimeout value \{an hour\} has a problem: holdTimeout "an hour" is invalid/);
       return true;
     });
+    // Issue 24.1: a skipped minor, and a Talos whose Kubernetes range excludes the cluster's (1.34.1), refused at preview.
+    knobs = { version: "v1.15.1" };
+    await assert.rejects(stack.preview(), (err: Error) => {
+      assert.match(err.message, /TalosUpgrade resource 'talos': property version value \{v1\.15\.1\} has a problem: node cp-1: v1\.12\.4 cannot be upgraded to v1\.15\.1 \(Talos 1\.15 upgrades from ≥ 1\.13\.0\): go through v1\.14\.x first, e\.g\. `path: \["v1\.14\.0"\]`/);
+      return true;
+    });
+    knobs = { version: "v1.9.6" };
+    await assert.rejects(stack.preview(), (err: Error) => {
+      assert.match(err.message, /Kubernetes v1\.34\.1 \(kube-apiserver on cp-1, .*kubelets of cp-1, w-1, w-2\) is outside Talos 1\.9's range 1\.27\.0 – 1\.32\.x/);
+      return true;
+    });
+    knobs = { version: "v1.13.2" };
     assert.deepEqual(await versions(sim), { "cp-1": "v1.12.4", "w-1": "v1.12.4", "w-2": "v1.12.4" });
   });
 
@@ -173,13 +186,16 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     assert.equal((await versions(sim))["w-1"], "v1.13.2");
   });
 
-  it("an up whose provider process is killed mid-node is resumed by the next up", async () => {
+  it("an up through a path whose provider process is killed mid-node in step 2 is resumed in step 2 by the next up", async () => {
     boots.clear();
-    knobs = { version: "v1.13.5" };
+    // Issue 24.2: each step a full gated rollout; the kill lands in the second step.
+    knobs = { version: "v1.13.5", path: ["v1.13.4"] };
     let killed = false;
+    let inStep2 = false;
     await assert.rejects(stack.up({
       onOutput: (o) => {
-        if (!killed && /node w-1: (rebooting|waiting)/.test(o)) {
+        inStep2 ||= /path step 2\/2: → v1\.13\.5/.test(o);
+        if (inStep2 && !killed && /node w-1: (rebooting|waiting)/.test(o)) {
           killed = signalProvider(env.dir, "SIGKILL");
         }
       },
@@ -188,8 +204,8 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
       assert.match(err.message, /code = Unavailable|error reading from server|connection refused|transport is closing/, err.message);
       return true;
     });
-    assert.ok(killed, "the provider process was found and killed");
-    await resumesTo("v1.13.5");
+    assert.ok(killed, "the provider process was found and killed in step 2");
+    await resumesTo("v1.13.5", 2);
   });
 
   it("Ctrl-C during an up stops before the next node, saves the status, and the next up resumes", async () => {

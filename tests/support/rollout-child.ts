@@ -5,7 +5,8 @@
 //     "targetVersion":"v1.13.2","leaseDurationSeconds":3}'
 import * as fs from "node:fs";
 import { createKubeApi } from "../../provider/kube";
-import { RolloutError, runRollout } from "../../provider/rollout/run";
+import { RolloutError } from "../../provider/rollout/run";
+import { runPath } from "../../provider/rollout/pathRun";
 import { createTalosApi } from "../../provider/talos";
 
 export interface ChildConfig {
@@ -16,6 +17,8 @@ export interface ChildConfig {
   targetVersion: string;
   leaseDurationSeconds?: number;
   nodeTimeoutMs?: number;
+  /** Intermediate versions (TalosUpgrade.path); none: a plain rollout. */
+  path?: string[];
 }
 
 async function main(cfg: ChildConfig): Promise<void> {
@@ -23,7 +26,7 @@ async function main(cfg: ChildConfig): Promise<void> {
   const talos = createTalosApi(fs.readFileSync(cfg.talosconfigPath, "utf8"), { pollIntervalMs: 200 });
   const out = (line: string) => process.stdout.write(line + "\n");
   try {
-    const st = await runRollout(kube, talos, {
+    const st = await runPath(kube, talos, {
       cluster: cfg.cluster,
       holder: cfg.holder,
       targetVersion: cfg.targetVersion,
@@ -35,7 +38,7 @@ async function main(cfg: ChildConfig): Promise<void> {
       statusWriteIntervalMs: 100,
       ...(cfg.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: cfg.leaseDurationSeconds } : {}),
       onProgress: out,
-    });
+    }, cfg.path ?? []);
     out("RESULT " + JSON.stringify({ phase: st.phase, error: st.error }));
   } catch (err) {
     out("RESULT " + JSON.stringify({ phase: err instanceof RolloutError ? err.status.phase : "error", error: (err as Error).message }));

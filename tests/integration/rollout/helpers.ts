@@ -2,6 +2,8 @@
 // provider/template from a real Job manifest (the sim's kubelet runs its command as a local process with kubectl on
 // PATH), a ConfigMap gate the check reads, per-node boot records from the Talos sim, and runner leftovers.
 import * as assert from "node:assert/strict";
+import { ChildProcess, spawn } from "node:child_process";
+import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { createKubeApi, KubeClient } from "../../../provider/kube";
@@ -12,6 +14,7 @@ import { composeHealthcheck, validateHealthcheck } from "../../../provider/templ
 import { SimCluster, SimClusterOptions, startSimCluster } from "../../../sim/cluster";
 import { freshControlPlane } from "../../support/controlPlanes";
 import { onFileEnd } from "../../support/fixtures";
+import type { ChildConfig } from "../../support/rollout-child";
 
 export const RUNNER_SELECTOR = "app.kubernetes.io/name=talos-gate-healthcheck";
 export const FROM = "v1.12.4";
@@ -203,4 +206,23 @@ export async function rejection(p: Promise<unknown>): Promise<RolloutError> {
     return err;
   }
   assert.fail("the run should have failed");
+}
+
+/** A rollout in its own process (tests/support/rollout-child.ts), to be killed mid-node; its progress lines. */
+export function startChild(cfg: ChildConfig): { child: ChildProcess; lines: string[] } {
+  const script = path.join(__dirname, "..", "..", "support", "rollout-child.js");
+  const child = spawn(process.execPath, ["--no-deprecation", script, JSON.stringify(cfg)], { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  let buf = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    const parts = buf.split("\n");
+    buf = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr!.on("data", () => undefined);
+  onFileEnd(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return { child, lines };
 }

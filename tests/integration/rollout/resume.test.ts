@@ -2,36 +2,15 @@
 // dead run's lease refuses a new holder until it expires, then the new run reads the live cluster, waits for the
 // rebooting node, and finishes the rest — no node is upgraded twice (counted from the Talos sim's down events).
 import * as assert from "node:assert/strict";
-import { ChildProcess, spawn } from "node:child_process";
-import * as path from "node:path";
 import type { KubeClient } from "../../../provider/kube";
 import { runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { onFileEnd } from "../../support/fixtures";
 import type { ChildConfig } from "../../support/rollout-child";
-import { adapters, recordBoots, runOptions, sim, TARGET, until, versions } from "./helpers";
+import { adapters, recordBoots, runOptions, sim, startChild, TARGET, until, versions } from "./helpers";
 
 const CLUSTER = "resume";
-
-function startChild(cfg: ChildConfig): { child: ChildProcess; lines: string[] } {
-  const script = path.join(__dirname, "..", "..", "support", "rollout-child.js");
-  const child = spawn(process.execPath, ["--no-deprecation", script, JSON.stringify(cfg)], { stdio: ["ignore", "pipe", "pipe"] });
-  const lines: string[] = [];
-  let buf = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buf += d.toString();
-    const parts = buf.split("\n");
-    buf = parts.pop()!;
-    lines.push(...parts);
-  });
-  child.stderr!.on("data", () => undefined);
-  onFileEnd(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return { child, lines };
-}
 
 describe("integration: rollout — killed mid-node and started again (real adapters, child process)", function () {
   this.timeout(240000);

@@ -112,6 +112,20 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     assert.ok(upAt - downAt >= 490, `a staged upgrade boots twice (down ${upAt - downAt} ms)`);
   });
 
+  it("the installer refuses a version its release does not take, like Talos' pre-flight check: the node stays on its version", async () => {
+    // w-3 is on v1.10.0 (the test before): Talos 1.13 upgrades from >= 1.11.0 only (legacy path, the FATAL sequence
+    // reboots the node on its old version).
+    const { sim, api } = h;
+    await assert.rejects(api.upgradeNode("w-3", { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10000 }),
+      /host version 1\.10\.0 is too old to upgrade to Talos 1\.13\.2/);
+    assert.equal(sim.node("w-3").version, "v1.10.0");
+    // >= 1.13 on both sides (LifecycleService): going back to 1.13 from 1.15 is refused (Talos 1.13 takes hosts < 1.15.0).
+    await api.upgradeNode("w-2", { image: image("v1.15.1"), targetVersion: "v1.15.1", nodeTimeoutMs: 10000 });
+    await assert.rejects(api.upgradeNode("w-2", { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10000 }),
+      /host version 1\.15\.1 is too new to downgrade to Talos 1\.13\.2/);
+    assert.equal(sim.node("w-2").version, "v1.15.1");
+  });
+
   it("Events: hello first, then talos/runtime/machine.* payloads of the node's sequences", async () => {
     const { api } = h;
     const node = "10.5.0.3";

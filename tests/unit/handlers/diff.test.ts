@@ -51,7 +51,7 @@ describe("handlers: TalosUpgrade diff is about what the rollout does", () => {
     const base = done(upgradeProps());
     for (const over of [
       { version: "v1.13.3" }, { holdTimeout: "30m" }, { nodeTimeout: "10m" }, { drain: "always" }, { strategy: { workerParallelism: 2 } },
-      { machineNames: ["w-1"] },
+      { machineNames: ["w-1"] }, { path: ["v1.12.11"] },
       { healthchecks: [{ cluster: "prod", name: "ceph", job: job("ceph health detail"), interval: "1m" }] },
       { healthchecks: [{ cluster: "prod", name: "ceph", job: job("ceph health"), interval: "2m" }] },
     ]) {
