@@ -115,7 +115,8 @@ export interface TalosUpgradeHealthcheckStatus {
  * rollout/status.ts `outputStatus`; tests/unit/sdk/model-types.test.ts keeps the two from drifting apart.
  */
 export interface TalosUpgradeStatus {
-  phase: "Upgrading" | "Done" | "Reverting" | "Failed";
+  /** `Waiting`: stopped at a closed maintenance window (the `up` succeeded); the next `up` inside a window continues. */
+  phase: "Upgrading" | "Done" | "Reverting" | "Failed" | "Waiting";
   status: string;
   step: string;
   error: string;

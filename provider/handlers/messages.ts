@@ -50,3 +50,7 @@ export const credentialsUpdated = "credentials updated (kubeconfig/talosconfig);
 export const engineCancelled = "the Pulumi engine cancelled the update (Ctrl-C or SIGTERM to the pulumi CLI)";
 export const engineGone = "the Pulumi CLI is gone (killed, or its runner was lost), so no result can be saved";
 export const engineGoneExit = "talos-gate: the Pulumi CLI is gone and nothing is in flight; the provider process exits";
+
+/** The warning on the TalosUpgrade's row when an up ends at a closed maintenance window (issue 22.3). */
+export const rolloutWaiting = (cluster: string, step: string, pending: number) =>
+  `${clusterPrefix(cluster)} ${step}; ${pending} machine(s) still to upgrade: the next \`pulumi up\` inside a window continues the rollout`;

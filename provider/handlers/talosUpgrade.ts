@@ -11,7 +11,7 @@ import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
 import { withMachineOverrides } from "../resources/cluster";
 import { RolloutError, runRollout } from "../rollout/run";
-import { outputStatus, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
+import { outputStatus, pendingCount, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
 import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
@@ -193,6 +193,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       hooks: spec.gates.hooks,
       volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
     }));
+    if (status.phase === "Waiting") warn(spec.urn, msg.rolloutWaiting(spec.clusterName, status.step, pendingCount(status)));
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
     const status = err instanceof RolloutError ? err.status : last;
@@ -233,9 +234,9 @@ function liveStatus(props: Properties, machines: Machine[]): Partial<OutputStatu
   }
   return {
     ...prev,
-    phase: prev.phase === "Failed" ? "Failed" as const : "Upgrading" as const,
+    phase: prev.phase === "Failed" || prev.phase === "Waiting" ? prev.phase : "Upgrading" as const,
     status: statusUpdating(currentMachineNumber(machines.length, off.length), machines.length, off.length),
-    step: prev.phase === "Failed" ? prev.step : STEP_NO_MACHINES_UPGRADING,
+    step: prev.phase === "Failed" || prev.phase === "Waiting" ? prev.step : STEP_NO_MACHINES_UPGRADING,
     currentUpgradeVersion: version,
     machines: rows,
   };

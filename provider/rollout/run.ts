@@ -16,6 +16,7 @@ import { holdGate } from "./hold";
 import { upgradeNode } from "./node";
 import { convergedVersion, detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } from "./plan";
 import { releaseOwnCordons } from "./resume";
+import { checkWindow, WaitForWindow } from "./window";
 import { initialStatus, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
@@ -60,7 +61,7 @@ export interface RunOptions {
   conditions?: readonly ConditionGate[];
   /** After a wave's nodes are back and Ready: at least this long with every condition holding before the next wave. */
   soakMs?: number;
-  /** No node starts outside these windows; the run stops at a closed window with when the next one opens. */
+  /** No node starts outside these windows; at a closed one the run ends Waiting, saying when the next one opens. */
   schedule?: MaintenanceSchedule;
   /** Jobs run before each node goes down and after it is back (also when it failed). */
   hooks?: NodeHooks;
@@ -97,6 +98,10 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
     return ctx.status;
   } catch (e) {
+    if (e instanceof WaitForWindow) {
+      await ctx.emit({ type: "RunWaiting", at: ctx.now(), reason: e.message }, true, true);
+      return ctx.status;
+    }
     const reason = e instanceof Stop ? e.message : errorText(e);
     await ctx.emit({ type: "RunFailed", at: ctx.now(), reason }, true, true);
     // The thrown message is the whole reason (what failed, where, what to do); status.error is Omni's single-line,
@@ -176,12 +181,6 @@ async function confirmNotReady(ctx: RunContext, machines: Machine[], unconfirmed
     }
     return { ...m, talosVersion: undefined };
   }));
-}
-
-/** Stops the run when no node may start now (outside every maintenance window). */
-function checkWindow(ctx: RunContext): void {
-  const closed = ctx.opts.schedule?.closedReason(new Date(ctx.now()));
-  if (closed) throw new Stop(closed);
 }
 
 /**
