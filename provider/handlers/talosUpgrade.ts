@@ -16,6 +16,7 @@ import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
 import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
+import { rolloutProgress } from "./rolloutProgress";
 import { engineCancellation } from "./engine";
 import { mapLimit } from "../mapLimit";
 import { withBoundedHeap } from "./memory";
@@ -170,6 +171,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   let last: UpgradeStatus | undefined;
+  const live = rolloutProgress(spec.urn);
   try {
     const mirrored = await kube.readStatusRecord(spec.clusterName).catch(() => undefined);
     const status = await withBoundedHeap(() => runRollout(withMachineOverrides(kube, spec.machines), talos, {
@@ -185,7 +187,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       readyPollMs: 500,
       signal: abort.signal,
       onStatus: (s) => { last = s; },
-      onProgress: progress,
+      onEvent: live.onEvent,
       onWarning: (line) => warn(spec.urn, line),
       conditions: spec.gates.conditions,
       soakMs: spec.gates.soakMs,
@@ -202,6 +204,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
     }
     throw err;
   } finally {
+    await live.flush();
     engine.removeEventListener("abort", onEngineCancel);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -54,6 +54,7 @@ export class RunContext {
     this.status = reduce(this.status, event);
     const line = progressLine(event, this.status);
     if (line !== undefined) this.opts.onProgress?.(line);
+    this.opts.onEvent?.(event, this.status, line);
     this.opts.onStatus?.(this.status);
     await this.mirror.write(forceWrite, final);
   }

@@ -436,3 +436,28 @@ export function staleMarkNotDropped(node: string, detail: string): string {
 export function reasonCannotDisarm(node: string, armed: string, detail: string): string {
   return `node ${node} is armed with ${armed} (installed, not rebooted) and could not be disarmed: ${truncateReason(singleLine(detail))}; it boots ${armed} at its next reboot; keep it from rebooting, then ${RESUME}`;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The live line (issue 22.4): one line per rollout that replaces itself on the TalosUpgrade's row.
+
+/** "[3/12 25%] w-2: draining (wave 3/7)". */
+export function liveLine(done: number, total: number, activity: string, wave: number, waves: number): string {
+  const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
+  return `[${done}/${total} ${pct}%] ${activity}${wave > 0 ? ` (wave ${wave}/${waves})` : ""}`;
+}
+
+/** "w-2: draining"; several in flight: "w-1: rebooting, w-2: draining, +3 more". */
+export function liveNodes(nodes: ReadonlyArray<{ name: string; step: string }>, shown = 3): string {
+  const list = nodes.slice(0, shown).map((n) => `${n.name}: ${n.step}`).join(", ");
+  return nodes.length > shown ? `${list}, +${nodes.length - shown} more` : list;
+}
+
+/** `gate held 4m0s by "cluster-prod-ceph-health": ceph is HEALTH_WARN` (each check's detail single-line, truncated). */
+export function liveGateHeld(heldMs: number, entries: ReadonlyArray<{ id: string; detail: string }>): string {
+  const by = entries.map((e) => healthcheckContribution(e.id, singleLine(e.detail))).join("; ");
+  return `gate held ${formatDuration(heldMs)}${by ? ` by ${by}` : ""}`;
+}
+
+export const liveGateChecking = (ids: readonly string[]) => `gate: running ${ids.map(goQuote).join(", ")}`;
+export const LIVE_NODE_STARTING = "starting";
+export const LIVE_DONE = "done";

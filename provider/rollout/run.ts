@@ -17,7 +17,7 @@ import { upgradeNode } from "./node";
 import { convergedVersion, detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } from "./plan";
 import { releaseOwnCordons } from "./resume";
 import { checkWindow, WaitForWindow } from "./window";
-import { initialStatus, type UpgradeStatus } from "./status";
+import { initialStatus, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
 
@@ -55,6 +55,8 @@ export interface RunOptions {
   status?: UpgradeStatus;
   onStatus?: (status: UpgradeStatus) => void;
   onProgress?: (line: string) => void;
+  /** Every transition with the status after it and its progress line (undefined for silent ones). */
+  onEvent?: (event: StatusEvent, status: UpgradeStatus, line: string | undefined) => void;
   /** Where problems the run survives are reported (mirror writes, sweeps, lease release); default onProgress. */
   onWarning?: (line: string) => void;
   /** Watch-driven CEL conditions; all must hold, with the healthchecks, before each wave (evaluated on watch events). */
