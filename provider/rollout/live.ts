@@ -3,9 +3,12 @@
 import type { StatusEvent, UpgradeStatus } from "./status";
 import * as msg from "./messages";
 
-/** Transitions kept as permanent lines: a node done or failed, the gate open, a wave done, the run's start and end. */
+/**
+ * Transitions kept as permanent lines: a node started, done or failed, the gate open, a wave done, the run's start
+ * and end. A node's steps, a held gate and the soak are live only.
+ */
 const KEPT: ReadonlySet<StatusEvent["type"]> = new Set<StatusEvent["type"]>([
-  "RunStarted", "GatePassed", "NodeBack", "NodeFailed", "NodeSetAside", "NodeArmed", "NodeDisarmed", "WaveDone",
+  "RunStarted", "GatePassed", "NodeStarted", "NodeBack", "NodeFailed", "NodeSetAside", "NodeArmed", "NodeDisarmed", "WaveDone",
   "SoakDone", "RunFinished", "RunFailed", "RunWaiting",
 ]);
 

@@ -37,8 +37,9 @@ describe("rollout/live", () => {
     assert.equal(liveLine(draining, at(63)), "[1/4 25%] w-1: draining, w-2: starting (wave 2/3)");
   });
 
-  it("keeps node done or failed, gate open, wave done and the run's end; a node's steps and a held gate only live", () => {
+  it("keeps node started, done or failed, gate open, wave done and the run's end; a node's steps and a held gate only live", () => {
     const kept = (e: StatusEvent) => isKeptTransition(e);
+    assert.equal(kept({ type: "NodeStarted", at: 0, node: "w-1" }), true);
     assert.equal(kept({ type: "NodeBack", at: 0, node: "w-1", version: "v1.13.2" }), true);
     assert.equal(kept({ type: "NodeFailed", at: 0, node: "w-1", reason: "x" }), true);
     assert.equal(kept({ type: "GatePassed", at: 0, wave: 1, attempt: 1 }), true);
