@@ -461,3 +461,22 @@ export function liveGateHeld(heldMs: number, entries: ReadonlyArray<{ id: string
 export const liveGateChecking = (ids: readonly string[]) => `gate: running ${ids.map(goQuote).join(", ")}`;
 export const LIVE_NODE_STARTING = "starting";
 export const LIVE_DONE = "done";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Kubernetes Events on Nodes (issue 22.5): what `kubectl describe node` shows of a rollout, as kured and Omni do.
+export const EVENT_STARTED = "TalosUpgradeStarted";
+export const EVENT_UPGRADED = "TalosUpgraded";
+export const EVENT_FAILED = "TalosUpgradeFailed";
+
+/** "upgrading Talos v1.12.3 → v1.13.2 (talos-gate rollout of cluster prod, node 2/5)". */
+export function eventStarted(cluster: string, from: string | undefined, to: string, n: number, total: number): string {
+  return `upgrading Talos ${versionHop(from, to)} (talos-gate rollout of cluster ${cluster}, node ${n}/${total})`;
+}
+
+export function eventUpgraded(cluster: string, from: string | undefined, to: string, durationMs: number | undefined): string {
+  return `upgraded Talos ${versionHop(from, to)}${durationMs !== undefined ? ` in ${formatDuration(durationMs)}` : ""} (talos-gate rollout of cluster ${cluster})`;
+}
+
+export function eventFailed(cluster: string, from: string | undefined, to: string, reason: string): string {
+  return `Talos upgrade ${versionHop(from, to)} failed (talos-gate rollout of cluster ${cluster}): ${truncateReason(singleLine(reason))}`;
+}
