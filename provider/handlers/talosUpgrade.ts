@@ -19,6 +19,7 @@ import { warn } from "./diagnostics";
 import { rolloutProgress } from "./rolloutProgress";
 import { engineCancellation } from "./engine";
 import { mapLimit } from "../mapLimit";
+import { formatDuration as formatGoDuration } from "../template/duration";
 import { withBoundedHeap } from "./memory";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
@@ -153,7 +154,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[]): Promi
  * when this process gets SIGINT/SIGTERM (a terminal's Ctrl-C reaches the whole process group), or when someone asks
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
-async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, previous?: Properties): Promise<TalosUpgradeOutputs> {
+async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, op: "create" | "update", previous?: Properties): Promise<TalosUpgradeOutputs> {
   const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
@@ -170,6 +171,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
   else engine.addEventListener("abort", onEngineCancel, { once: true });
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const runBound = boundRun(spec, op, abort);
   let last: UpgradeStatus | undefined;
   const live = rolloutProgress(spec.urn);
   try {
@@ -205,12 +207,23 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
     throw err;
   } finally {
     await live.flush();
+    clearTimeout(runBound);
     engine.removeEventListener("abort", onEngineCancel);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     talos.close();
     await kube.close().catch(() => undefined);
   }
+}
+
+/**
+ * customTimeouts.create/update bound the whole run (issue 22.8): when it passes, the run stops before its next node, as
+ * a cancel does, with the bound as the reason. The engine never enforces them for a dynamic provider.
+ */
+function boundRun(spec: TalosUpgradeSpec, op: "create" | "update", abort: AbortController): NodeJS.Timeout | undefined {
+  const ms = op === "create" ? spec.runTimeouts.createMs : spec.runTimeouts.updateMs;
+  if (ms <= 0) return undefined;
+  return setTimeout(() => abort.abort(new Error(msg.runTimedOut(op, formatGoDuration(ms)))), ms).unref();
 }
 
 /**
@@ -272,7 +285,7 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
     return { changes, replaces };
   },
   async create(spec, inputs) {
-    return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec) };
+    return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec, "create") };
   },
   async read(id, props) {
     const spec = parseTalosUpgrade(props);
@@ -294,7 +307,7 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
       progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.credentialsUpdated}`);
       return { outs: { ...news, status: storedStatus(olds) } };
     }
-    return { outs: await rollout(id, news, spec, olds) };
+    return { outs: await rollout(id, news, spec, "update", olds) };
   },
   async delete(_id, props) {
     const spec = parseTalosUpgrade(props);

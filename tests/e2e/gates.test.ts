@@ -60,7 +60,7 @@ function program(sim: SimCluster) {
       cluster, version: "v1.13.2", conditions: [ceph], soakTime: "2s",
       maintenanceWindows: windows,
       holdTimeout: "5m", nodeTimeout: "2m",
-    });
+    }, { customTimeouts: { update: "10m" }, replaceOnChanges: ["version"] }); // issue 22.8: honoured, or said to do nothing
     return { status: upgrade.status, plan: upgrade.plan, conditionId: ceph.conditionId };
   };
 }
@@ -93,6 +93,13 @@ describe("e2e: condition gate, soak and maintenance window through the real pulu
     assert.match(warning?.urn ?? "", /TalosUpgrade::talos$/, "the warning is on the TalosUpgrade's row");
     assert.match(warning!.message, /2 machine\(s\) still to upgrade: the next `pulumi up` inside a window continues the rollout/);
     assert.equal(boots.size, 0);
+    // Issue 22.8: customTimeouts reach the provider as an input; replaceOnChanges is a warning on the row.
+    const state = await stack.exportStack();
+    const talos = state.deployment.resources.find((r: { type: string }) => r.type.endsWith(":TalosUpgrade"));
+    assert.deepEqual(talos.inputs.customTimeouts, { update: "10m" });
+    const roc = events.map((e) => e.diagnosticEvent).find((d) => d?.severity === "warning" && d.message.includes("replaceOnChanges"));
+    assert.match(roc?.urn ?? "", /TalosUpgrade::talos$/);
+    assert.match(roc!.message, /^replaceOnChanges \(version\) has no effect on TalosUpgrade "talos": a replacement runs the same rollout as an update/);
     windows = [CLOSED];
     const preview = await stack.preview();
     assert.deepEqual(preview.changeSummary, { same: 3, update: 1 }, "no input changed, the rollout is still pending");
