@@ -38,3 +38,10 @@ export const clusterNameInvalid = (field: string, name: string, problems: string
   `starting and ending with a letter or digit, at most 63 characters${suggestion ? `, e.g. ${JSON.stringify(suggestion)}` : ""}`;
 export const machineNotANode = (name: string, known: readonly string[]) =>
   `machine "${name}" is not a Node of the cluster; known: ${known.join(", ") || "none"}; fix the Cluster's machines list`;
+
+// --- a Cluster's `context` (issue 22.8); texts never quote the credentials themselves
+export const contextNotFound = (what: "kubeconfig" | "talosconfig", name: string, known: readonly string[]) =>
+  `Cluster context.${what}: "${name}" is not a context of the ${what} (it has: ${known.join(", ") || "none"}); ` +
+  `use one of those names (${what === "kubeconfig" ? "kubectl config get-contexts" : "talosctl config contexts"})`;
+export const contextUnreadable = (what: string, detail: string) =>
+  `Cluster context: the ${what} cannot be read to choose its context (${detail}); pass the file's contents`;

@@ -3,11 +3,13 @@
 // up succeeds with the rollout Waiting and a warning on its row, and the next preview still shows it pending (issue
 // 22.3); inside the window up holds on the missing object and then on the condition's message — shown live as ephemeral
 // status on the TalosUpgrade's row, never on the stack's (issue 22.4) — and completes once Rook would report
-// HEALTH_OK; a second preview is no change.
+// HEALTH_OK; a second preview is no change. The credentials' current contexts lead nowhere: the Cluster's `context`
+// picks the sim's (issue 22.8), and customTimeouts/replaceOnChanges are honoured or said to do nothing.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
+import * as YAML from "yaml";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Condition, TalosUpgrade } from "../../sdk";
 import { inlineStack, pulumiEnv } from "../support/pulumi";
@@ -42,12 +44,29 @@ const closedWindow = () => `${new Date(Date.now() + 2 * 86_400_000).toUTCString(
 const CLOSED = closedWindow();
 let windows = [CLOSED];
 
+/**
+ * The sim's credentials with a current context that leads nowhere (issue 22.8): only the Cluster's `context` choosing the
+ * sim's own contexts makes every resource reach it.
+ */
+function elsewhereCurrent(sim: SimCluster): { kubeconfig: string; talosconfig: string } {
+  const kc = YAML.parse(sim.kubeconfig);
+  kc.clusters.push({ name: "elsewhere", cluster: { server: "https://127.0.0.1:1" } });
+  kc.contexts.push({ name: "elsewhere", context: { cluster: "elsewhere", user: kc.users[0].name } });
+  kc["current-context"] = "elsewhere";
+  const tc = YAML.parse(sim.talosconfig);
+  tc.contexts.elsewhere = { ...tc.contexts.sim, endpoints: ["127.0.0.1:1"] };
+  tc.context = "elsewhere";
+  return { kubeconfig: YAML.stringify(kc), talosconfig: YAML.stringify(tc) };
+}
+
 function program(sim: SimCluster) {
   return async () => {
+    const creds = elsewhereCurrent(sim);
     const cluster = new Cluster("sim", {
       clusterName: "sim",
-      kubeconfig: pulumi.secret(sim.kubeconfig),
-      talosconfig: pulumi.secret(sim.talosconfig),
+      kubeconfig: pulumi.secret(creds.kubeconfig),
+      talosconfig: pulumi.secret(creds.talosconfig),
+      context: { kubeconfig: "talos-gate-sim", talosconfig: "sim" },
       manifests: [{ name: "rook-crds", inline: CRD }],
     });
     const ceph = new Condition("ceph-health", {
