@@ -17,7 +17,7 @@ const MAX_TRACKED = 500;
  * slow API server drops the newest, once said), a refused write (403) stops recording for the process, and a flush
  * waits at most FLUSH_BOUND_MS.
  */
-const MAX_PENDING = 50;
+const MAX_PENDING = 1000;
 const FLUSH_BOUND_MS = 10_000;
 
 function clip(s: string): string {
