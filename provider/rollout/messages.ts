@@ -455,7 +455,8 @@ export function liveNodes(nodes: ReadonlyArray<{ name: string; step: string }>, 
 /** `gate held 4m0s by "cluster-prod-ceph-health": ceph is HEALTH_WARN` (each check's detail single-line, truncated). */
 export function liveGateHeld(heldMs: number, entries: ReadonlyArray<{ id: string; detail: string }>): string {
   const by = entries.map((e) => healthcheckContribution(e.id, singleLine(e.detail))).join("; ");
-  return `gate held ${formatDuration(heldMs)}${by ? ` by ${by}` : ""}`;
+  // The first hold is reported the moment it starts: no "held 0ms".
+  return `gate held${heldMs >= 1000 ? ` ${formatDuration(heldMs)}` : ""}${by ? ` by ${by}` : ""}`;
 }
 
 export const liveGateChecking = (ids: readonly string[]) => `gate: running ${ids.map(goQuote).join(", ")}`;

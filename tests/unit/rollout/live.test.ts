@@ -25,6 +25,7 @@ describe("rollout/live", () => {
       { type: "GateHeld", at: at(2), wave: 1, attempt: 1, retryInMs: 30_000 },
     ]);
     assert.equal(liveLine(held, at(242)), '[0/4 0%] gate held 4m0s by "cluster-prod-ceph": HEALTH_WARN (wave 1/3)');
+    assert.equal(liveLine(held, at(2)), '[0/4 0%] gate held by "cluster-prod-ceph": HEALTH_WARN (wave 1/3)', "no \"held 0ms\"");
     const draining = upTo([
       { type: "GatePassed", at: at(1), wave: 1, attempt: 1 },
       { type: "NodeStarted", at: at(2), node: "cp-1" },
