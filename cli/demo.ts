@@ -69,26 +69,31 @@ export async function run(argv: string[]): Promise<number> {
 
     say(cliMsg.demoUp(version));
     let opened = false;
-    let live = true;
     // The status clears a check's reason once it passes (as Omni does); the demo keeps the last one it saw.
     const lastFailure = new Map<string, string>();
+    let lastLive = "";
     const up = await stack.up({
-      onOutput: (out) => {
-        // After the run the CLI lists every line again under "Diagnostics"; they were shown live already.
-        if (/^Diagnostics:/m.test(out)) live = false;
-        if (!live) return;
-        for (const raw of out.split("\n")) {
-          const m = /\[talos-gate\/[^\]]+\] (.*)$/.exec(raw);
-          if (!m) continue;
-          say(m[1].trim());
-          if (/gate held/.test(m[1])) for (const held of m[1].matchAll(/"([^"]+)": (.*?)(?=; "|\(attempt|$)/g)) lastFailure.set(held[1], held[2].trim());
-          if (!opened && /gate held/.test(m[1])) {
-            opened = true;
-            setTimeout(() => {
-              say(cliMsg.demoOpening(`${GATE.namespace}/${GATE.name}`));
-              void setGate(sim.kubeconfig, true);
-            }, 4000);
-          }
+      // The rollout reports on the TalosUpgrade's row: kept lines per transition, and one live (ephemeral) line that
+      // replaces itself; the demo prints the kept ones and each new live line that shows the gate held.
+      onEvent: (event) => {
+        const d = event.diagnosticEvent;
+        if (!d || !/:TalosUpgrade::/.test(d.urn ?? "")) return;
+        const text = d.message.trim();
+        if (!d.ephemeral) {
+          const m = /\[talos-gate\/[^\]]+\] (.*)$/.exec(text);
+          if (m) say(m[1].trim());
+          return;
+        }
+        if (!/gate held/.test(text) || text === lastLive) return;
+        lastLive = text;
+        say(text);
+        for (const held of text.matchAll(/"([^"]+)": (.*?)(?=; "| \(wave \d|$)/g)) lastFailure.set(held[1], held[2].trim());
+        if (!opened) {
+          opened = true;
+          setTimeout(() => {
+            say(cliMsg.demoOpening(`${GATE.namespace}/${GATE.name}`));
+            void setGate(sim.kubeconfig, true);
+          }, 4000);
         }
       },
     });

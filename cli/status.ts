@@ -14,7 +14,8 @@ import { CliError, cliMsg, STATUS_USAGE } from "./messages";
 import { reportDuration } from "./reportModel";
 
 /** Omni's TalosUpgradeStatusSpec.Phase numbers. */
-export const PHASES: Record<string, number> = { Unknown: 0, Upgrading: 1, Done: 2, Failed: 3, Reverting: 4, UpdatingMachineSchematics: 5 };
+// Waiting (a closed maintenance window) is not an Omni phase: shown as Upgrading, the upgrade is under way; phasename says Waiting.
+export const PHASES: Record<string, number> = { Unknown: 0, Upgrading: 1, Done: 2, Failed: 3, Reverting: 4, UpdatingMachineSchematics: 5, Waiting: 1 };
 
 const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : String(v));
 

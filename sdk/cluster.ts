@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { withKubeContext, withTalosContext } from "../provider/resources/credentialContext";
 import { shim } from "../provider/shim";
 import { resourceUrn } from "./urn";
 
@@ -42,6 +43,18 @@ export interface ClusterArgs {
   machines?: pulumi.Input<pulumi.Input<MachineArgs>[]>;
   /** Supporting manifests (RBAC for healthchecks, ...), applied with server-side apply on create and update. */
   manifests?: pulumi.Input<pulumi.Input<ManifestArgs>[]>;
+  /**
+   * Which contexts to use instead of the current ones: `kubeconfig` a context name of the kubeconfig, `talosconfig` one
+   * of the talosconfig. Every resource of this Cluster uses them.
+   */
+  context?: pulumi.Input<ClusterContextArgs>;
+}
+
+export interface ClusterContextArgs {
+  /** A context of the kubeconfig (`kubectl config get-contexts`); default: its current-context. */
+  kubeconfig?: string;
+  /** A context of the talosconfig (`talosctl config contexts`); default: its `context`. */
+  talosconfig?: string;
 }
 
 /** Observed machine, refreshed on every read. */
@@ -86,8 +99,8 @@ export class Cluster extends pulumi.dynamic.Resource {
       kind: "Cluster",
       resourceUrn: resourceUrn("Cluster", name, opts),
       clusterName: args.clusterName ?? name,
-      kubeconfig: pulumi.secret(args.kubeconfig),
-      talosconfig: pulumi.secret(args.talosconfig),
+      kubeconfig: pulumi.secret(pulumi.all([args.kubeconfig, args.context]).apply(([k, c]) => (c?.kubeconfig ? withKubeContext(k, c.kubeconfig) : k))),
+      talosconfig: pulumi.secret(pulumi.all([args.talosconfig, args.context]).apply(([t, c]) => (c?.talosconfig ? withTalosContext(t, c.talosconfig) : t))),
       // The user's selection; the `machines` output is what is observed on the cluster.
       machineSpec: args.machines,
       machines: undefined,

@@ -1,7 +1,7 @@
 // talos-gate: typed Pulumi resources for healthcheck-gated Talos upgrades.
 // First: an unsupported Node.js stops here, naming the version needed.
 import "../provider/nodeSupport";
-export { Cluster, ClusterArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
+export { Cluster, ClusterArgs, ClusterContextArgs, ClusterMachine, MachineArgs, ManifestArgs } from "./cluster";
 export { Condition, ConditionArgs, ConditionTargetArgs, GateCondition, LabelSelectorArgs } from "./condition";
 export { GateCheckInput, Healthcheck, HealthcheckArgs } from "./healthcheck";
 export {

@@ -4,6 +4,7 @@ import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
+import { replaceOnChangesNoEffect } from "./messages";
 import { resourceUrn } from "./urn";
 
 export interface UpgradeStrategyArgs {
@@ -133,7 +134,8 @@ export interface TalosUpgradeHealthcheckStatus {
  * rollout/status.ts `outputStatus`; tests/unit/sdk/model-types.test.ts keeps the two from drifting apart.
  */
 export interface TalosUpgradeStatus {
-  phase: "Upgrading" | "Done" | "Reverting" | "Failed";
+  /** `Waiting`: stopped at a closed maintenance window (the `up` succeeded); the next `up` inside a window continues. */
+  phase: "Upgrading" | "Done" | "Reverting" | "Failed" | "Waiting";
   status: string;
   step: string;
   error: string;
@@ -195,9 +197,21 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       maintenanceWindows: args.maintenanceWindows,
       hooks: args.hooks,
       volumeDetachTimeout: args.volumeDetachTimeout,
+      // The dynamic-provider host never passes the engine's timeout on (pulumi sdk/nodejs/cmd/dynamic-provider
+      // index.ts, v3.259.0: update(id, olds, news) only): the provider bounds the run itself from these.
+      customTimeouts: runTimeouts(opts?.customTimeouts),
       plan: undefined,
       status: undefined,
     }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "TalosUpgrade");
+    // Engine-side only: providers never see replaceOnChanges (proto/pulumi/provider.proto DiffRequest, v3.259.0), so
+    // the program says it here, on this resource's row.
+    if (opts?.replaceOnChanges?.length) void pulumi.log.warn(replaceOnChangesNoEffect(name, opts.replaceOnChanges), this);
   }
+}
+
+/** customTimeouts.create/update as an input (delete is quick and bounded by the provider already). */
+function runTimeouts(t: pulumi.CustomTimeouts | undefined): { create?: string; update?: string } | undefined {
+  if (!t || (t.create === undefined && t.update === undefined)) return undefined;
+  return { ...(t.create !== undefined ? { create: t.create } : {}), ...(t.update !== undefined ? { update: t.update } : {}) };
 }

@@ -11,7 +11,7 @@ type EnginePb = typeof import("@pulumi/pulumi/proto/engine_pb");
 
 let client: InstanceType<EngineModule["EngineClient"]> | undefined | null;
 
-function engineClient(): InstanceType<EngineModule["EngineClient"]> | undefined {
+export function engineClient(): InstanceType<EngineModule["EngineClient"]> | undefined {
   if (client !== undefined) return client ?? undefined;
   const address = engineAddress();
   if (!address) {

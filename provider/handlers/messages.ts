@@ -60,3 +60,12 @@ export const listedPlaces = (places: readonly string[]) =>
   places.length > 3 ? `${places.slice(0, 3).join(", ")} and ${places.length - 3} more` : places.join(", ");
 export const kubeletsOf = (nodes: readonly string[]) => `kubelet${nodes.length === 1 ? "" : "s"} of ${listedPlaces(nodes)}`;
 export const planLiveCluster = "the live cluster";
+
+/** The warning on the TalosUpgrade's row when an up ends at a closed maintenance window (issue 22.3). */
+export const rolloutWaiting = (cluster: string, step: string, pending: number) =>
+  `${clusterPrefix(cluster)} ${step}; ${pending} machine(s) still to upgrade: the next \`pulumi up\` inside a window continues the rollout`;
+
+/** Why a run stopped at the resource's customTimeouts (issue 22.8), worded like holdTimeout's reason. */
+export const runTimedOut = (op: "create" | "update", bound: string) =>
+  `the ${op} ran longer than customTimeouts.${op} ${bound} (nodes in flight finished, no further node was started); ` +
+  "run `pulumi up` again to resume from the first node not on the target, or raise customTimeouts";

@@ -16,13 +16,15 @@ import { runPath } from "../rollout/pathRun";
 import { stepLabel } from "../rollout/path";
 import { planPathStep } from "../rollout/messages";
 import { laterStepLines, livePathCheck, stepOf } from "./upgradePath";
-import { outputStatus, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
+import { outputStatus, pendingCount, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
 import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
+import { rolloutProgress } from "./rolloutProgress";
 import { engineCancellation } from "./engine";
 import { mapLimit } from "../mapLimit";
+import { formatDuration as formatGoDuration } from "../template/duration";
 import { withBoundedHeap } from "./memory";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
@@ -185,7 +187,7 @@ async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[], versio
  * when this process gets SIGINT/SIGTERM (a terminal's Ctrl-C reaches the whole process group), or when someone asks
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
-async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, previous?: Properties): Promise<TalosUpgradeOutputs> {
+async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, op: "create" | "update", previous?: Properties): Promise<TalosUpgradeOutputs> {
   const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
@@ -202,7 +204,9 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
   else engine.addEventListener("abort", onEngineCancel, { once: true });
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const runBound = boundRun(spec, op, abort);
   let last: UpgradeStatus | undefined;
+  const live = rolloutProgress(spec.urn);
   try {
     const mirrored = await kube.readStatusRecord(spec.clusterName).catch(() => undefined);
     const status = await withBoundedHeap(() => runPath(withMachineOverrides(kube, spec.machines), talos, {
@@ -220,7 +224,8 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       readyPollMs: 500,
       signal: abort.signal,
       onStatus: (s) => { last = s; },
-      onProgress: progress,
+      onEvent: live.onEvent,
+      onProgress: live.note,
       onWarning: (line) => warn(spec.urn, line),
       conditions: spec.gates.conditions,
       soakMs: spec.gates.soakMs,
@@ -228,6 +233,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
       hooks: spec.gates.hooks,
       volumeDetachTimeoutMs: spec.gates.volumeDetachTimeoutMs,
     }, spec.path));
+    if (status.phase === "Waiting") warn(spec.urn, msg.rolloutWaiting(spec.clusterName, status.step, pendingCount(status)));
     return { ...inputs, status: outputStatus(status) };
   } catch (err) {
     const status = err instanceof RolloutError ? err.status : last;
@@ -236,12 +242,24 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, p
     }
     throw err;
   } finally {
+    await live.flush();
+    clearTimeout(runBound);
     engine.removeEventListener("abort", onEngineCancel);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     talos.close();
     await kube.close().catch(() => undefined);
   }
+}
+
+/**
+ * customTimeouts.create/update bound the whole run (issue 22.8): when it passes, the run stops before its next node, as
+ * a cancel does, with the bound as the reason. The engine never enforces them for a dynamic provider.
+ */
+function boundRun(spec: TalosUpgradeSpec, op: "create" | "update", abort: AbortController): NodeJS.Timeout | undefined {
+  const ms = op === "create" ? spec.runTimeouts.createMs : spec.runTimeouts.updateMs;
+  if (ms <= 0) return undefined;
+  return setTimeout(() => abort.abort(new Error(msg.runTimedOut(op, formatGoDuration(ms)))), ms).unref();
 }
 
 /**
@@ -268,9 +286,9 @@ function liveStatus(props: Properties, machines: Machine[]): Partial<OutputStatu
   }
   return {
     ...prev,
-    phase: prev.phase === "Failed" ? "Failed" as const : "Upgrading" as const,
+    phase: prev.phase === "Failed" || prev.phase === "Waiting" ? prev.phase : "Upgrading" as const,
     status: statusUpdating(currentMachineNumber(machines.length, off.length), machines.length, off.length),
-    step: prev.phase === "Failed" ? prev.step : STEP_NO_MACHINES_UPGRADING,
+    step: prev.phase === "Failed" || prev.phase === "Waiting" ? prev.step : STEP_NO_MACHINES_UPGRADING,
     currentUpgradeVersion: version,
     machines: rows,
   };
@@ -306,7 +324,7 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
     return { changes, replaces };
   },
   async create(spec, inputs) {
-    return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec) };
+    return { id: spec.clusterName, outs: await rollout(spec.clusterName, inputs, spec, "create") };
   },
   async read(id, props) {
     const spec = parseTalosUpgrade(props);
@@ -328,7 +346,7 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
       progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.credentialsUpdated}`);
       return { outs: { ...news, status: storedStatus(olds) } };
     }
-    return { outs: await rollout(id, news, spec, olds) };
+    return { outs: await rollout(id, news, spec, "update", olds) };
   },
   async delete(_id, props) {
     const spec = parseTalosUpgrade(props);

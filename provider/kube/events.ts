@@ -6,12 +6,19 @@ import * as k8s from "./k8s";
 import * as os from "node:os";
 import type { RolloutEvent } from "../rollout/ports";
 import { KubeClients } from "./client";
-import { apiMessage, isNotFound } from "./errors";
+import { apiMessage, isNotFound, statusOf } from "./errors";
 import { FIELD_MANAGER } from "./labels";
 import { msg } from "./messages";
 
 const MESSAGE_LIMIT = 1024;
 const MAX_TRACKED = 500;
+/**
+ * Events are best effort and must never slow a rollout (issue 22.5): at most this many writes wait in the queue (a
+ * slow API server drops the newest, once said), a refused write (403) stops recording for the process, and a flush
+ * waits at most FLUSH_BOUND_MS.
+ */
+const MAX_PENDING = 1000;
+const FLUSH_BOUND_MS = 10_000;
 
 function clip(s: string): string {
   const b = Buffer.from(s, "utf8");
@@ -30,14 +37,35 @@ export class EventRecorder {
     private readonly log: (line: string) => void,
   ) {}
 
+  private pending = 0;
+  private refused = false;
+  private dropped = false;
+
   record(e: RolloutEvent): void {
-    this.queue = this.queue.then(() => this.write(e)).catch((err) => {
-      this.log(msg.eventWriteFailed(`${e.object.kind} ${e.object.name}`, e.reason, apiMessage(err)));
+    if (this.refused) return;
+    if (this.pending >= MAX_PENDING) {
+      if (!this.dropped) this.log(msg.eventsDropped(MAX_PENDING));
+      this.dropped = true;
+      return;
+    }
+    this.pending++;
+    this.queue = this.queue.then(() => (this.refused ? undefined : this.write(e))).catch((err) => {
+      if (statusOf(err) === 403) {
+        this.refused = true;
+        this.log(msg.eventsRefused(apiMessage(err)));
+      } else {
+        this.log(msg.eventWriteFailed(`${e.object.kind} ${e.object.name}`, e.reason, apiMessage(err)));
+      }
+    }).finally(() => {
+      this.pending--;
     });
   }
 
-  flush(): Promise<void> {
-    return this.queue;
+  /** Waits for the queued writes, at most FLUSH_BOUND_MS. */
+  async flush(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.queue, new Promise<void>((r) => { timer = setTimeout(r, FLUSH_BOUND_MS).unref(); })]);
+    clearTimeout(timer);
   }
 
   private async write(e: RolloutEvent): Promise<void> {

@@ -113,6 +113,10 @@ export const msg = {
     `cluster ${cluster}: reading the live status failed: ${detail}; ${hint(status, "configmaps", "kube-system")}`,
   eventWriteFailed: (object: string, reason: string, detail: string) =>
     `recording event ${reason} on ${object} failed: ${detail}`,
+  eventsRefused: (detail: string) =>
+    `the cluster refused to record Kubernetes Events (the rollout goes on without them; \`talos-gate rbac\` prints the role that allows them): ${detail}`,
+  eventsDropped: (n: number) =>
+    `${n} Kubernetes Events are waiting to be written: newer ones are dropped (the rollout goes on; the API server is slow)`,
 
   // --- manifests
   manifestNotYaml: (manifest: string, detail: string) =>

@@ -54,3 +54,10 @@ export const kubeconfigNoClusters = () => kubeconfigInvalid("it lists no cluster
 export const kubeconfigNoContext = () => kubeconfigInvalid("it has no current-context");
 export const machineNameMissing = (i: number) => machineInvalid(i, "needs a name (the Kubernetes Node name)");
 export const orderNotAList = () => strategyInvalid("order must be a list of node names");
+
+// --- a Cluster's `context` (issue 22.8); texts never quote the credentials themselves
+export const contextNotFound = (what: "kubeconfig" | "talosconfig", name: string, known: readonly string[]) =>
+  `Cluster context.${what}: "${name}" is not a context of the ${what} (it has: ${known.join(", ") || "none"}); ` +
+  `use one of those names (${what === "kubeconfig" ? "kubectl config get-contexts" : "talosctl config contexts"})`;
+export const contextUnreadable = (what: string, detail: string) =>
+  `Cluster context: the ${what} cannot be read to choose its context (${detail}); pass the file's contents`;

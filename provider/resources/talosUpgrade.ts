@@ -244,6 +244,14 @@ function fields(files: FileReader) {
     owner: optionalString,
     /** The resource's URN (diagnostics land on its row). */
     resourceUrn: optionalString,
+    /**
+     * The resource's `customTimeouts` (create, update) as the SDK read them from its options: the dynamic-provider host
+     * never passes the engine's timeout on (issue 22.8). Each bounds a whole run; 0 = none.
+     */
+    customTimeouts: z.object({
+      create: goDuration("customTimeouts.create", { min: { ms: 1000, text: "1s" } }),
+      update: goDuration("customTimeouts.update", { min: { ms: 1000, text: "1s" } }),
+    }).nullish(),
     /** The Cluster's machine overrides (since 0.2.0; 0.1.0 state has only machineNames). */
     machines: z.array(machineOverride).nullish(),
     machineNames: z.array(z.string()).nullish(),
@@ -256,7 +264,7 @@ type Fields = z.output<ReturnType<typeof fields>>;
 export const INPUT_KEYS = Object.keys(fields(programFiles()).shape) as (keyof Fields)[];
 
 /** Inputs a rollout depends on: while one is unknown (preview of a computed value) the diff must say "changed". */
-export const ROLLOUT_INPUTS = INPUT_KEYS.filter((k) => k !== "owner" && k !== "resourceUrn" && k !== "healthcheckIds");
+export const ROLLOUT_INPUTS = INPUT_KEYS.filter((k) => k !== "owner" && k !== "resourceUrn" && k !== "healthcheckIds" && k !== "customTimeouts");
 
 /** Inputs the preview plan reads: ids derived from the gates' inputs, never their outputs. */
 export const PLAN_INPUTS = [
@@ -343,6 +351,8 @@ export interface TalosUpgradeSpec {
   etcdQuorumLoss: EtcdQuorumLoss;
   /** Condition gates, soak, maintenance windows, node hooks and the volume-detach bound. */
   gates: GateInputs;
+  /** Bounds of a whole run from the resource's customTimeouts (0 = none). */
+  runTimeouts: { createMs: number; updateMs: number };
 }
 
 export interface GateInputs {
@@ -381,6 +391,7 @@ function toSpec(p: Fields, files: FileReader): TalosUpgradeSpec {
       hooks: composeHooks(p.hooks, p.clusterName, files).hooks,
       volumeDetachTimeoutMs: p.volumeDetachTimeout,
     },
+    runTimeouts: { createMs: p.customTimeouts?.create ?? 0, updateMs: p.customTimeouts?.update ?? 0 },
   };
 }
 

@@ -6,6 +6,7 @@ import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
 import type { RunOptions } from "./run";
 import { progressLine, reduce, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
+import { nodeEventFor } from "./nodeEvents";
 import { errorText } from "../errorText";
 
 /** Internal: ends the run with this reason (phase Failed, partial state, resumable). */
@@ -53,7 +54,10 @@ export class RunContext {
   async emit(event: StatusEvent, forceWrite = false, final = false): Promise<void> {
     this.status = reduce(this.status, event);
     const line = progressLine(event, this.status);
-    if (line !== undefined) this.opts.onProgress?.(line);
+    if (line !== undefined && !this.opts.onEvent) this.opts.onProgress?.(line);
+    this.opts.onEvent?.(event, this.status, line);
+    const nodeEvent = nodeEventFor(event, this.status);
+    if (nodeEvent) this.kube.recordEvent?.(nodeEvent); // queued, never awaited: Events must not slow the run
     this.opts.onStatus?.(this.status);
     await this.mirror.write(forceWrite, final);
   }

@@ -516,3 +516,48 @@ export function progressPathStep(label: string): string {
 export function reasonPathStepBehind(node: string, version: string, step: string): string {
   return `node ${node} runs ${version}, newer than the path step ${step}; a rollout never takes a node back: drop ${step} from path, then ${RESUME}`;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The live line (issue 22.4): one line per rollout that replaces itself on the TalosUpgrade's row.
+
+/** "[3/12 25%] w-2: draining (wave 3/7)". */
+export function liveLine(done: number, total: number, activity: string, wave: number, waves: number): string {
+  const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
+  return `[${done}/${total} ${pct}%] ${activity}${wave > 0 ? ` (wave ${wave}/${waves})` : ""}`;
+}
+
+/** "w-2: draining"; several in flight: "w-1: rebooting, w-2: draining, +3 more". */
+export function liveNodes(nodes: ReadonlyArray<{ name: string; step: string }>, shown = 3): string {
+  const list = nodes.slice(0, shown).map((n) => `${n.name}: ${n.step}`).join(", ");
+  return nodes.length > shown ? `${list}, +${nodes.length - shown} more` : list;
+}
+
+/** `gate held 4m0s by "cluster-prod-ceph-health": ceph is HEALTH_WARN` (each check's detail single-line, truncated). */
+export function liveGateHeld(heldMs: number, entries: ReadonlyArray<{ id: string; detail: string }>): string {
+  const by = entries.map((e) => healthcheckContribution(e.id, singleLine(e.detail))).join("; ");
+  // The first hold is reported the moment it starts: no "held 0ms".
+  return `gate held${heldMs >= 1000 ? ` ${formatDuration(heldMs)}` : ""}${by ? ` by ${by}` : ""}`;
+}
+
+export const liveGateChecking = (ids: readonly string[]) => `gate: running ${ids.map(goQuote).join(", ")}`;
+export const LIVE_NODE_STARTING = "starting";
+export const LIVE_DONE = "done";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Kubernetes Events on Nodes (issue 22.5): what `kubectl describe node` shows of a rollout, as kured and Omni do.
+export const EVENT_STARTED = "TalosUpgradeStarted";
+export const EVENT_UPGRADED = "TalosUpgraded";
+export const EVENT_FAILED = "TalosUpgradeFailed";
+
+/** "upgrading Talos v1.12.3 → v1.13.2 (talos-gate rollout of cluster prod, node 2/5)". */
+export function eventStarted(cluster: string, from: string | undefined, to: string, n: number, total: number): string {
+  return `upgrading Talos ${versionHop(from, to)} (talos-gate rollout of cluster ${cluster}, node ${n}/${total})`;
+}
+
+export function eventUpgraded(cluster: string, from: string | undefined, to: string, durationMs: number | undefined): string {
+  return `upgraded Talos ${versionHop(from, to)}${durationMs !== undefined ? ` in ${formatDuration(durationMs)}` : ""} (talos-gate rollout of cluster ${cluster})`;
+}
+
+export function eventFailed(cluster: string, from: string | undefined, to: string, reason: string): string {
+  return `Talos upgrade ${versionHop(from, to)} failed (talos-gate rollout of cluster ${cluster}): ${truncateReason(singleLine(reason))}`;
+}

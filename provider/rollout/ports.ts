@@ -120,6 +120,8 @@ export interface MachineWatch {
 }
 
 export interface KubeApi {
+  /** Queues a core/v1 Event (best effort: never throws, never awaited by the run; bounded by the adapter). */
+  recordEvent?(event: RolloutEvent): void;
   /** All machines of the cluster from the Kubernetes Nodes. */
   listMachines(): Promise<Machine[]>;
   /**

@@ -16,7 +16,8 @@ import { holdGate } from "./hold";
 import { upgradeNode } from "./node";
 import { convergedVersion, detectMode, planRollout, type Plan, type RolloutStrategy, type Wave } from "./plan";
 import { releaseOwnCordons } from "./resume";
-import { initialStatus, type UpgradeStatus } from "./status";
+import { checkWindow, WaitForWindow } from "./window";
+import { initialStatus, type StatusEvent, type UpgradeStatus } from "./status";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
 
@@ -63,14 +64,20 @@ export interface RunOptions {
   /** The status to continue from (e.g. read back from the mirror); default: a fresh idle status. */
   status?: UpgradeStatus;
   onStatus?: (status: UpgradeStatus) => void;
+  /**
+   * Progress lines: a transition's line when `onEvent` is not given (onEvent carries it otherwise), and the lines no
+   * transition carries (a path step starting, a leftover cordon lifted) always.
+   */
   onProgress?: (line: string) => void;
+  /** Every transition with the status after it and its progress line (undefined for silent ones). */
+  onEvent?: (event: StatusEvent, status: UpgradeStatus, line: string | undefined) => void;
   /** Where problems the run survives are reported (mirror writes, sweeps, lease release); default onProgress. */
   onWarning?: (line: string) => void;
   /** Watch-driven CEL conditions; all must hold, with the healthchecks, before each wave (evaluated on watch events). */
   conditions?: readonly ConditionGate[];
   /** After a wave's nodes are back and Ready: at least this long with every condition holding before the next wave. */
   soakMs?: number;
-  /** No node starts outside these windows; the run stops at a closed window with when the next one opens. */
+  /** No node starts outside these windows; at a closed one the run ends Waiting, saying when the next one opens. */
   schedule?: MaintenanceSchedule;
   /** Jobs run before each node goes down and after it is back (also when it failed). */
   hooks?: NodeHooks;
@@ -107,6 +114,10 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
     return ctx.status;
   } catch (e) {
+    if (e instanceof WaitForWindow) {
+      await ctx.emit({ type: "RunWaiting", at: ctx.now(), reason: e.message }, true, true);
+      return ctx.status;
+    }
     const reason = e instanceof Stop ? e.message : errorText(e);
     await ctx.emit({ type: "RunFailed", at: ctx.now(), reason }, true, true);
     // The thrown message is the whole reason (what failed, where, what to do); status.error is Omni's single-line,
@@ -186,12 +197,6 @@ async function confirmNotReady(ctx: RunContext, machines: Machine[], unconfirmed
     }
     return { ...m, talosVersion: undefined };
   }));
-}
-
-/** Stops the run when no node may start now (outside every maintenance window). */
-function checkWindow(ctx: RunContext): void {
-  const closed = ctx.opts.schedule?.closedReason(new Date(ctx.now()));
-  if (closed) throw new Stop(closed);
 }
 
 /**

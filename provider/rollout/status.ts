@@ -8,7 +8,8 @@ import * as msg from "./messages";
 import { outcomeDetail } from "./gate";
 import { recordTimeline } from "./timeline";
 
-export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed";
+/** `Waiting`: an upgrade stopped at a closed maintenance window; the next run inside a window continues it. */
+export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed" | "Waiting";
 /** `skipped`: already on the target; `set-aside`: not ready when its turn came, not upgraded by this run. */
 export type MachineRunState = "pending" | "upgrading" | "done" | "failed" | "skipped" | "set-aside";
 export type CheckState = "RUNNING" | "FAILED" | "PASSED";
@@ -173,7 +174,8 @@ export type StatusEvent =
   | { type: "HookStarted"; at: number; node: string; phase: string; id: string }
   | { type: "HookFinished"; at: number; node: string; phase: string; id: string; error?: string }
   | { type: "RunFinished"; at: number }
-  | { type: "RunFailed"; at: number; reason: string };
+  | { type: "RunFailed"; at: number; reason: string }
+  | { type: "RunWaiting"; at: number; reason: string };
 
 export const DEFAULT_HISTORY_LIMIT = 50;
 
@@ -233,6 +235,7 @@ function checksStep(s: UpgradeStatus): string | undefined {
 function derive(s: UpgradeStatus): UpgradeStatus {
   if (s.phase === "Done") return { ...s, status: "", step: "" };
   if (s.phase === "Failed") return s; // frozen at the moment of failure
+  if (s.phase === "Waiting") return { ...s, status: statusLine(s) }; // the step says what it waits for
   let step: string;
   if (s.gate === "waiting-for-ready") step = msg.STEP_WAITING_FOR_READY;
   else if (s.gate === "soaking") step = msg.stepSoaking(s.soakUntil ?? "", s.soakReason);
@@ -401,6 +404,8 @@ function apply(s: UpgradeStatus, e: StatusEvent): UpgradeStatus {
         mode: "done",
         finishedAt: iso(e.at),
       };
+    case "RunWaiting":
+      return { ...withoutHold(s), phase: "Waiting", gate: "idle", step: e.reason, error: "", finishedAt: iso(e.at) };
     case "RunFailed":
       return {
         ...withoutHold(s),
@@ -495,6 +500,8 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
       );
     case "RunFailed":
       return msg.progressRunFailed(e.reason);
+    case "RunWaiting":
+      return e.reason;
   }
 }
 

@@ -38,3 +38,9 @@ export const noWindowAhead = (days: number) =>
 export const windowOpenUntil = (end: string) => `maintenance window open until ${end}`;
 export const windowOpenAtLeastUntil = (end: string) => `maintenance window open until at least ${end} (adjoining windows without a gap)`;
 export const firstNodeAt = (start: string) => `first node starts at ${start}, when the next maintenance window opens`;
+
+// --- waiting for a window (issue 22.3). Omni has no maintenance windows (siderolabs/omni b1ea5df, client
+// v1.10.0-beta.0-70: no "window" in controllers/omni/talosupgrade); the wording follows its step form
+// "waiting for <what>: <detail>" (talosupgrade/status.go: "waiting for the cluster to be ready").
+export const waitingForWindow = (next: string, remaining: string) =>
+  `waiting for the maintenance window: next opens ${next}, in ${remaining}`;

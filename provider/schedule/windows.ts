@@ -269,6 +269,17 @@ export class MaintenanceSchedule {
     return next ? M.outsideWindow(formatInstant(next.start, next.timeZone)) : M.noWindowAhead(HORIZON_DAYS);
   }
 
+  /**
+   * Why no node may start now, when a later run may (the next window opens within the horizon): "waiting for the
+   * maintenance window: next opens <instant>, in 3h12m". Undefined when open, or when no window opens ahead (then
+   * `closedReason` says so: waiting would never end).
+   */
+  waitingReason(now: Date): string | undefined {
+    if (this.isOpen(now)) return undefined;
+    const next = this.nextWindow(now);
+    return next ? M.waitingForWindow(formatInstant(next.start, next.timeZone), formatRemaining(next.start.getTime() - now.getTime())) : undefined;
+  }
+
   /** For the plan: until when the current window is open, or when the first node would start. */
   planLine(now: Date): string | undefined {
     if (this.unrestricted) return undefined;
@@ -285,6 +296,14 @@ export class MaintenanceSchedule {
     const t = now.getTime();
     return this.sources.find((s) => s.containing(t).length > 0)?.zone ?? this.sources[0].zone;
   }
+}
+
+/** A wait ahead, to the minute (rounded up, so never "0m"): "45m", "3h12m", "2d4h". */
+export function formatRemaining(ms: number): string {
+  const minutes = Math.max(1, Math.ceil(ms / 60_000));
+  const d = Math.floor(minutes / 1440), h = Math.floor((minutes % 1440) / 60), m = minutes % 60;
+  if (d > 0) return `${d}d${h}h`;
+  return h > 0 ? `${h}h${m}m` : `${m}m`;
 }
 
 /** `Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC)`; the UTC date is shown too when it differs; UTC zones once. */

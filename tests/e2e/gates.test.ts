@@ -1,11 +1,15 @@
 // Beyond Omni through the real pulumi CLI on the sim: a Ceph-like CRD installed by the Cluster's manifests, a
-// gate.Condition on its CephCluster, a soak and a maintenance window on the TalosUpgrade. Preview shows the gates in
-// the plan; up holds on the missing object and then on the condition's message, completes once Rook would report
-// HEALTH_OK; a second preview is no change.
+// gate.Condition on its CephCluster, a soak and a maintenance window on the TalosUpgrade. Outside its window the first
+// up succeeds with the rollout Waiting and a warning on its row, and the next preview still shows it pending (issue
+// 22.3); inside the window up holds on the missing object and then on the condition's message — shown live as ephemeral
+// status on the TalosUpgrade's row, never on the stack's (issue 22.4) — and completes once Rook would report
+// HEALTH_OK; a second preview is no change. The credentials' current contexts lead nowhere: the Cluster's `context`
+// picks the sim's (issue 22.8), and customTimeouts/replaceOnChanges are honoured or said to do nothing.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
-import type { Stack } from "@pulumi/pulumi/automation";
+import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
+import * as YAML from "yaml";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Condition, TalosUpgrade } from "../../sdk";
 import { inlineStack, pulumiEnv } from "../support/pulumi";
@@ -35,12 +39,34 @@ kind: Namespace
 metadata: {name: rook-ceph}
 `;
 
+/** A window that opens two days from now (UTC): closed while the test runs. */
+const closedWindow = () => `${new Date(Date.now() + 2 * 86_400_000).toUTCString().slice(0, 3)} 00:00-01:00 UTC`;
+const CLOSED = closedWindow();
+let windows = [CLOSED];
+
+/**
+ * The sim's credentials with a current context that leads nowhere (issue 22.8): only the Cluster's `context` choosing the
+ * sim's own contexts makes every resource reach it.
+ */
+function elsewhereCurrent(sim: SimCluster): { kubeconfig: string; talosconfig: string } {
+  const kc = YAML.parse(sim.kubeconfig);
+  kc.clusters.push({ name: "elsewhere", cluster: { server: "https://127.0.0.1:1" } });
+  kc.contexts.push({ name: "elsewhere", context: { cluster: "elsewhere", user: kc.users[0].name } });
+  kc["current-context"] = "elsewhere";
+  const tc = YAML.parse(sim.talosconfig);
+  tc.contexts.elsewhere = { ...tc.contexts.sim, endpoints: ["127.0.0.1:1"] };
+  tc.context = "elsewhere";
+  return { kubeconfig: YAML.stringify(kc), talosconfig: YAML.stringify(tc) };
+}
+
 function program(sim: SimCluster) {
   return async () => {
+    const creds = elsewhereCurrent(sim);
     const cluster = new Cluster("sim", {
       clusterName: "sim",
-      kubeconfig: pulumi.secret(sim.kubeconfig),
-      talosconfig: pulumi.secret(sim.talosconfig),
+      kubeconfig: pulumi.secret(creds.kubeconfig),
+      talosconfig: pulumi.secret(creds.talosconfig),
+      context: { kubeconfig: "talos-gate-sim", talosconfig: "sim" },
       manifests: [{ name: "rook-crds", inline: CRD }],
     });
     const ceph = new Condition("ceph-health", {
@@ -51,9 +77,9 @@ function program(sim: SimCluster) {
     }, { dependsOn: [cluster] });
     const upgrade = new TalosUpgrade("talos", {
       cluster, version: "v1.13.2", conditions: [ceph], soakTime: "2s",
-      maintenanceWindows: ["Mon-Sun 00:00-24:00 UTC"],
+      maintenanceWindows: windows,
       holdTimeout: "5m", nodeTimeout: "2m",
-    });
+    }, { customTimeouts: { update: "10m" }, replaceOnChanges: ["version"] }); // issue 22.8: honoured, or said to do nothing
     return { status: upgrade.status, plan: upgrade.plan, conditionId: ceph.conditionId };
   };
 }
@@ -74,17 +100,45 @@ describe("e2e: condition gate, soak and maintenance window through the real pulu
     custom = kc.makeApiClient(k8s.CustomObjectsApi);
   });
 
-  it("up holds on the missing CephCluster, then on its message, and completes once it reports HEALTH_OK", async () => {
+  it("outside its window, up succeeds with the rollout Waiting and a warning on its row; the next preview shows it pending", async () => {
+    const boots = countBoots(sim);
+    const events: EngineEvent[] = [];
+    const up = await stack.up({ onEvent: (e) => events.push(e) });
+    windows = ["Mon-Sun 00:00-24:00 UTC"]; // for the next test, even when an assertion below fails
+    const status = up.outputs.status.value;
+    assert.equal(status.phase, "Waiting");
+    assert.match(status.step, /^waiting for the maintenance window: next opens \w{3} \d{4}-\d\d-\d\d 00:00 UTC, in 1d\d+h$/);
+    const warning = events.map((e) => e.diagnosticEvent).find((d) => d?.severity === "warning" && d.message.includes("waiting for the maintenance window"));
+    assert.match(warning?.urn ?? "", /TalosUpgrade::talos$/, "the warning is on the TalosUpgrade's row");
+    assert.match(warning!.message, /2 machine\(s\) still to upgrade: the next `pulumi up` inside a window continues the rollout/);
+    assert.equal(boots.size, 0);
+    // Issue 22.8: customTimeouts reach the provider as an input; replaceOnChanges is a warning on the row.
+    const state = await stack.exportStack();
+    const talos = state.deployment.resources.find((r: { type: string }) => r.type.endsWith(":TalosUpgrade"));
+    assert.deepEqual(talos.inputs.customTimeouts, { update: "10m" });
+    const roc = events.map((e) => e.diagnosticEvent).find((d) => d?.severity === "warning" && d.message.includes("replaceOnChanges"));
+    assert.match(roc?.urn ?? "", /TalosUpgrade::talos$/);
+    assert.match(roc!.message, /^replaceOnChanges \(version\) has no effect on TalosUpgrade "talos": a replacement runs the same rollout as an update/);
+    windows = [CLOSED];
+    const preview = await stack.preview();
+    assert.deepEqual(preview.changeSummary, { same: 3, update: 1 }, "no input changed, the rollout is still pending");
+    windows = ["Mon-Sun 00:00-24:00 UTC"];
+  });
+
+  it("up holds on the missing CephCluster, then on its message (live on the TalosUpgrade's row), and completes once it reports HEALTH_OK", async () => {
     const boots = countBoots(sim);
     const lines: string[] = [];
+    const diags: NonNullable<EngineEvent["diagnosticEvent"]>[] = [];
     let step = 0;
-    // Read inside the output callback, asserted after the update: a throw in the callback would not fail the test,
+    // Read inside the event callback, asserted after the update: a throw in the callback would not fail the test,
     // it would leave the condition unmet and the update holding until holdTimeout.
     let bootsWhileHeld = -1;
     const up = await stack.up({
-      onOutput: (o) => {
-        lines.push(o);
-        const text = lines.join("");
+      onOutput: (o) => lines.push(o),
+      onEvent: (e) => {
+        if (!e.diagnosticEvent) return;
+        diags.push(e.diagnosticEvent);
+        const text = e.diagnosticEvent.ephemeral ? e.diagnosticEvent.message : "";
         if (step === 0 && text.includes('"cluster-sim-ceph-health": ceph.rook.io/v1 CephCluster rook-ceph/rook-ceph not found')) {
           step = 1;
           void custom.createNamespacedCustomObject({ ...ref, body: { apiVersion: "ceph.rook.io/v1", kind: "CephCluster", metadata: { name: "rook-ceph" }, status: { ceph: { health: "HEALTH_WARN" } } } });
@@ -99,7 +153,18 @@ describe("e2e: condition gate, soak and maintenance window through the real pulu
     assert.equal(step, 2, `held on the missing object, then on the message; output:\n${lines.join("")}`);
     assert.equal(bootsWhileHeld, 0, "no node went down while the condition held");
     assert.equal(up.outputs.status.value.phase, "Done");
-    assert.match(lines.join(""), /soak: 2s with every condition holding/);
+    // Progress: live (ephemeral) on the TalosUpgrade's row, transitions kept on it, nothing on the stack's row.
+    const onRow = diags.filter((d) => /TalosUpgrade::talos$/.test(d.urn ?? ""));
+    const live = onRow.filter((d) => d.ephemeral).map((d) => d.message.trimEnd()); // the engine ends each with a newline
+    assert.ok(live.some((m) => /^\[0\/2 0%\] gate held (\S+ )?by "cluster-sim-ceph-health": ceph is HEALTH_WARN \(wave 1\/2\)$/.test(m)), live.join("\n"));
+    assert.ok(live.some((m) => /^\[\d\/2 \d+%\] (cp-1|w-1): (pulling|installing|draining|rebooting|waiting)/.test(m)), live.join("\n"));
+    const kept = onRow.filter((d) => !d.ephemeral && d.severity === "info").map((d) => d.message);
+    assert.ok(kept.some((m) => m.includes("[talos-gate/sim] node cp-1: back on v1.13.2")), kept.join("\n"));
+    assert.ok(kept.some((m) => m.includes("[talos-gate/sim] done: all 2 machines on v1.13.2")), kept.join("\n"));
+    assert.ok(!kept.some((m) => m.includes("gate held")), "a held gate is live only");
+    assert.deepEqual(diags.filter((d) => !/TalosUpgrade::talos$/.test(d.urn ?? "") && d.message.includes("[talos-gate/")).map((d) => d.message), [],
+      "no progress line on the stack's row");
+    assert.ok(live.some((m) => / soaking: next node not before /.test(m)), live.join("\n"));
     assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1 });
   });
 

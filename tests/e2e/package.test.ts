@@ -129,6 +129,38 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
     step("pulumi preview --expect-no-changes", t0);
   });
 
+  it("installs from a git URL (git+file://) into a fresh project: npm builds it (prepare), and its `pulumi up` of the same stack on the sim changes nothing", async () => {
+    // A git repository of this checkout's files as they are now (committed or not), as a user's tag would hold them.
+    const repo = path.join(work, "talos-gate.git");
+    fs.mkdirSync(repo);
+    const listed = run("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], packageRoot);
+    for (const f of listed.out.split("\0").filter((x) => x && fs.existsSync(path.join(packageRoot, x)))) {
+      fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+      fs.copyFileSync(path.join(packageRoot, f), path.join(repo, f));
+    }
+    const git = (...args: string[]) => assert.equal(run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], repo).code, 0, `git ${args[0]}`);
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-q", "-m", "release");
+    const fromGit = path.join(work, "infra-git");
+    let t0 = Date.now();
+    createUserProject(fromGit, `git+file://${repo}`);
+    step("npm install git+file:// (clone, install, prepare: build, pack)", t0);
+    const installed = path.join(fromGit, "node_modules", "talos-gate");
+    assert.ok(!fs.lstatSync(installed).isSymbolicLink(), "a built copy, not a link");
+    assert.ok(fs.existsSync(path.join(installed, "dist", "provider", "handlers", "index.js")), "built by prepare");
+    assert.ok(!fs.existsSync(path.join(installed, "tests")), "only the package's files");
+    // The same stack (its config beside the program), now run by the package installed from git.
+    fs.copyFileSync(path.join(project, "Pulumi.dev.yaml"), path.join(fromGit, "Pulumi.dev.yaml"));
+    const again = await userStack(env, fromGit, "dev");
+    t0 = Date.now();
+    const up = await again.up();
+    assert.equal(up.summary.result, "succeeded", up.stdout + up.stderr);
+    assert.deepEqual(up.summary.resourceChanges, { same: 4 });
+    assert.equal(up.outputs.status.value.phase, "Done");
+    step("pulumi up from the git install", t0);
+  });
+
   // CHANGELOG.md, "Compatibility": upgrading the package shows no diff on existing stacks. Each fixture is the state a
   // release left after the same run as above (scripts/compat-fixture.ts), so this sim is in the state it describes.
   const fixtures = fs.readdirSync(path.join(packageRoot, "tests", "fixtures", "compat")).filter((f) => f.endsWith(".json")).sort();

@@ -164,7 +164,7 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     let signalled = false;
     await assert.rejects(stack.up({
       onOutput: (o) => {
-        if (!signalled && /node cp-1: (rebooting|waiting)/.test(o)) signalled = signalCli(env.dir, "SIGTERM");
+        if (!signalled && / cp-1: (rebooting|waiting)/.test(o)) signalled = signalCli(env.dir, "SIGTERM");
       },
     }), (err: Error) => {
       assert.match(err.message, /upgrade cancelled before node w-1 \(1\/3 machines on the target\): the Pulumi engine cancelled the update/);
@@ -193,7 +193,7 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     let killed: { at: number; procs: Proc[] } | undefined;
     await assert.rejects(killedStack.up({
       onOutput: (o) => {
-        if (!killed && /node cp-1: (rebooting|waiting)/.test(o)) killed = killCli(killedStack.workspace.workDir!);
+        if (!killed && / cp-1: (rebooting|waiting)/.test(o)) killed = killCli(killedStack.workspace.workDir!);
       },
     }));
     assert.ok(killed && killed.procs.length > 0, "the CLI process was found and killed");
@@ -225,7 +225,7 @@ describe("e2e: bounded, cancellable, clean (the real pulumi CLI on the sim)", fu
     fs.writeFileSync(kubeconfigFile, sim.kubeconfig);
     await assert.rejects(stack.up({
       onOutput: (o) => {
-        if (!stopper && /gate held: "cluster-sim-gate": gate is closed/.test(o)) {
+        if (!stopper && /gate held (\S+ )?by "cluster-sim-gate": gate is closed/.test(o)) {
           stopper = talosGate(["stop", "--kubeconfig", kubeconfigFile, "--cluster", "sim", "--timeout", "2m"]);
         }
       },

@@ -112,7 +112,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     const up = await stack.up({
       onOutput: (o) => {
         lines.push(o);
-        if (!held && /gate held: .*gate is closed/.test(o)) {
+        if (!held && /gate held .*gate is closed/.test(o)) { // the live line on the TalosUpgrade's row
           held = o;
           void setGate(sim, true);
         }
@@ -127,7 +127,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     assert.deepEqual(await versions(sim), { "cp-1": "v1.13.2", "w-1": "v1.13.2", "w-2": "v1.13.2" });
     // Checks ran before every node: at least one attempt per wave plus the held attempts.
     assert.ok(status.healthchecks[0].attempts >= 4, `attempts: ${status.healthchecks[0].attempts}`);
-    // Progress lines show live, then again under Diagnostics at the end: read the live part.
+    // Kept progress lines show on the row as they happen, then again under Diagnostics at the end: read the live part.
     const order = lines.join("").split("Diagnostics:")[0].match(/node (cp-1|w-1|w-2): upgrading/g);
     assert.deepEqual(order, ["node cp-1: upgrading", "node w-1: upgrading", "node w-2: upgrading"]);
     assert.deepEqual(await leftoverRunners(sim), []);
@@ -195,7 +195,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     await assert.rejects(stack.up({
       onOutput: (o) => {
         inStep2 ||= /path step 2\/2: → v1\.13\.5/.test(o);
-        if (inStep2 && !killed && /node w-1: (rebooting|waiting)/.test(o)) {
+        if (inStep2 && !killed && / w-1: (rebooting|waiting)/.test(o)) {
           killed = signalProvider(env.dir, "SIGKILL");
         }
       },
@@ -217,7 +217,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     await assert.rejects(stack.up({
       signal: abort.signal,
       onOutput: (o) => {
-        if (!interrupted && /node cp-1: (rebooting|waiting)/.test(o)) {
+        if (!interrupted && / cp-1: (rebooting|waiting)/.test(o)) {
           interrupted = signalProvider(env.dir, "SIGINT");
           abort.abort();
         }

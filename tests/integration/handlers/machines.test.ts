@@ -16,7 +16,7 @@ function captureStderr(): { text(): string; restore(): void } {
 describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", function () {
   this.timeout(120000);
 
-  it("the preview plan groups by the overridden machine set and role, over the named machines only", async () => {
+  it("the preview plan groups by the overridden machine set and role, over the named machines only; the run keeps the gates (a closed window waits) and its customTimeouts", async () => {
     const s = await sim({ controlPlanes: 1, workers: 3 });
     try {
       const r = await check({}, {
@@ -56,13 +56,31 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
       }
       assert.equal(forged.inputs?.plan[0], "upgrade 3 of 3 machines to v1.13.2 in 2 waves");
       assert.match(warnings.text(), /kube-system\/talos-gate-status-overrides says the cluster last converged to v1\.13\.2, but it was written by someone else, not this resource; ignored/);
-      // The run decides the same way: an upgrade keeps its gates (here a window that is closed now), where a revert
-      // would have rolled every node at once.
-      await assert.rejects(create({
+      // The run decides the same way: an upgrade keeps its gates (here a window that is closed now: the create
+      // succeeds, Waiting, issue 22.3), where a revert would have rolled every node at once.
+      const waiting = await create({
         kind: "TalosUpgrade", clusterName: "overrides", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
         owner: "p/s/talos", version: "v1.13.2", healthchecks: [], machines: [{ name: "cp-1" }],
         maintenanceWindows: [{ cron: "0 0 1 1 *", duration: "1m", timeZone: "UTC" }],
-      }), /outside the maintenance window/);
+      });
+      const status = waiting.outs?.status as { phase: string; step: string };
+      assert.equal(status.phase, "Waiting");
+      assert.match(status.step, /^waiting for the maintenance window: next opens \w{3} \d{4}-01-01 00:00 UTC, in \d+d\d+h$/);
+      assert.deepEqual(Object.values(versions(s)), ["v1.12.4", "v1.12.4", "v1.12.4", "v1.12.4"], "no node was touched");
+
+      // customTimeouts.create bounds the whole run (issue 22.8): a check that never finishes holds the gate far below
+      // holdTimeout, and the run stops at the bound, before its first node, saying so.
+      const sleeper = { apiVersion: "batch/v1", kind: "Job", spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never",
+        containers: [{ name: "c", image: "busybox", command: ["sh", "-c", "sleep 600"] }] } } } };
+      await assert.rejects(create({
+        kind: "TalosUpgrade", clusterName: "overrides", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
+        owner: "p/s/talos", version: "v1.13.2", machines: [{ name: "cp-1" }], holdTimeout: "10m",
+        healthchecks: [{ cluster: "overrides", name: "slow", job: sleeper, interval: "1m" }],
+        customTimeouts: { create: "3s" },
+      }), (err: Error) => {
+        assert.match(err.message, /^upgrade cancelled before node cp-1 \(0\/1 machines on the target\): the create ran longer than customTimeouts\.create 3s \(nodes in flight finished, no further node was started\); run `pulumi up` again to resume/);
+        return true;
+      });
       assert.deepEqual(Object.values(versions(s)), ["v1.12.4", "v1.12.4", "v1.12.4", "v1.12.4"], "no node was touched");
     } finally {
       await s.stop();

@@ -1,7 +1,7 @@
 // The live status mirror (ConfigMap, throttled, last write wins) and Kubernetes Events for rollout transitions.
 import * as assert from "node:assert/strict";
 import { createKubeApi } from "../../../provider/kube";
-import { freshNamespace, testControlPlane } from "../../support/kube";
+import { freshNamespace, serviceAccountKubeconfig, testControlPlane } from "../../support/kube";
 import { harness } from "./helpers";
 
 let counter = 0;
@@ -97,5 +97,22 @@ describe("integration: kube port — status mirror and events", function () {
     assert.equal(jobEvents[0].count, 2);
     assert.equal(jobEvents[0].type, "Warning");
     assert.equal(jobEvents[0].involvedObject.namespace, ns);
+  });
+
+  it("a refused Event write is said once and stops recording; it never throws into the caller and the flush ends (issue 22.5)", async () => {
+    const cp = await testControlPlane();
+    const ns = await freshNamespace(cp, "evno");
+    const log: string[] = [];
+    const kube = createKubeApi(await serviceAccountKubeconfig(cp, ns, "no-events"), { log: (l) => log.push(l) });
+    try {
+      for (let i = 0; i < 5; i++) kube.recordEvent({ object: { kind: "Node", name: `n-${i}` }, reason: "TalosUpgradeStarted", message: "x" });
+      const before = kube.stats().requests;
+      await kube.flush();
+      assert.deepEqual(log.map((l) => l.replace(/: .*$/s, "")), ["the cluster refused to record Kubernetes Events (the rollout goes on without them; `talos-gate rbac` prints the role that allows them)"]);
+      assert.match(log[0], /forbidden/i);
+      assert.ok(kube.stats().requests - before <= 1, "after the first refusal no more writes are tried");
+    } finally {
+      await kube.close();
+    }
   });
 });

@@ -35,6 +35,16 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     await s?.stop();
   });
 
+  /** The rollout's Events on Node `node` in the order written: [type, reason, message without the reason's timing]. */
+  async function nodeEvents(node: string): Promise<string[][]> {
+    await kube.flush();
+    const { core } = clients(s);
+    const items = (await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${node}` })).items;
+    return items.filter((e) => e.reason?.startsWith("TalosUpgrade"))
+      .sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)))
+      .map((e) => [e.type ?? "", e.reason ?? "", (e.message ?? "").replace(/ \(last step .*$/, "")]);
+  }
+
   it("holdTimeout: a check failing longer than holdTimeout ends the run (phase Failed, reason) and touches no node", async () => {
     // The check's retry interval (60 s) outlasts holdTimeout, so the hold ends while it waits to retry, with the failure
     // as the check's latest word (the real Job controller needs a second or more to fail a check; an attempt still
@@ -150,6 +160,11 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.deepEqual(boots.downs.map((d) => d.node), ["cp-1"]);
     assert.equal(versions(s)["w-1"], FROM);
     assert.equal(versions(s)["w-2"], FROM);
+    // Events on the Node for `kubectl describe node` (issue 22.5).
+    assert.deepEqual(await nodeEvents("cp-1"), [
+      ["Normal", "TalosUpgradeStarted", `upgrading Talos ${FROM} → ${TARGET} (talos-gate rollout of cluster ${CLUSTER}, node 1/3)`],
+      ["Warning", "TalosUpgradeFailed", `Talos upgrade ${FROM} → ${TARGET} failed (talos-gate rollout of cluster ${CLUSTER}): node cp-1 was not back on ${TARGET} within nodeTimeout 4s: it went down to reboot and has not come back on the new version`],
+    ]);
     // Leaves the cluster mixed for the next test: cp-1 boots the new version once recovered.
     s.talos.node("cp-1").faults.neverComesBack = false;
     assert.ok(s.talos.recover("cp-1"));
@@ -170,6 +185,7 @@ describe("integration: rollout — bounded, refused and reverted runs on the sim
     assert.equal(done.lastUpgradeVersion, FROM);
     assert.deepEqual(versions(s), { "cp-1": FROM, "w-1": FROM, "w-2": FROM });
     assert.deepEqual(boots.downs.slice(downsBefore).map((d) => d.node), ["cp-1"], "only the mixed node is rolled back");
+    assert.match((await nodeEvents("cp-1")).at(-1)!.join(" "), new RegExp(`^Normal TalosUpgraded upgraded Talos ${TARGET} → ${FROM} in \\d+s \\(talos-gate rollout of cluster ${CLUSTER}\\)$`));
     const reverting = seen.filter((st) => st.phase === "Reverting");
     assert.ok(reverting.length > 0, "phase Reverting while rolling back");
     assert.equal(reverting[0].currentUpgradeVersion, "");

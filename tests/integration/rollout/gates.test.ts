@@ -138,19 +138,19 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
     const schedule = parseMaintenanceWindows(["Mon-Sun 02:00-03:00 UTC"]).schedule!;
     const next = today.plus({ days: 1, hours: 2 }).toFormat("ccc yyyy-MM-dd HH:mm");
 
-    it("outside a window no node starts and the run says when the next one opens; inside one it completes; a gate that holds past its end stops it", async () => {
+    it("outside a window no node starts and the run waits (not a failure), saying when the next one opens; inside one it completes; a gate that holds past its end waits the same way", async () => {
       const cluster = "window";
       const s = await sim({ controlPlanes: 1, workers: 1 });
       const { kube, talos } = adapters(s);
       const { core } = clients(s);
       const boots = recordBoots(s);
       try {
-        // Closed at the start: stops before any gate or node.
-        await assert.rejects(runRollout(kube, talos, runOptions(cluster, { schedule, clock: shifted(today.plus({ hours: 12 })) })), (e: RolloutError) => {
-          assert.equal(e.message, `outside the maintenance window, resumes in the next one at ${next} UTC`);
-          assert.equal(e.status.phase, "Failed");
-          return true;
-        });
+        // Closed at the start: ends Waiting before any gate or node, 14h before the next window.
+        const waiting = await runRollout(kube, talos, runOptions(cluster, { schedule, clock: shifted(today.plus({ hours: 12 })) }));
+        assert.equal(waiting.phase, "Waiting");
+        assert.equal(waiting.step, `waiting for the maintenance window: next opens ${next} UTC, in 14h0m`);
+        assert.equal(waiting.error, "");
+        assert.equal((await kube.readStatus(cluster) as UpgradeStatus).phase, "Waiting", "mirrored");
         assert.deepEqual(boots.downs, []);
 
         // Open at the start, but the gate holds past the window's end (3 s later): the run stops at the window.
@@ -160,10 +160,9 @@ describe("integration: rollout — condition gates, soak, windows, hooks, volume
         // The condition holds the gate until the run's clock has passed the window's end, then opens.
         await until("the run's clock to pass the window's end", () => clock.now() >= today.plus({ hours: 3 }).toMillis(), 30000);
         await setHealth(core, "HEALTH_OK");
-        await assert.rejects(held, (e: RolloutError) => {
-          assert.equal(e.message, `outside the maintenance window, resumes in the next one at ${next} UTC`);
-          return true;
-        });
+        const stopped = await held;
+        assert.equal(stopped.phase, "Waiting");
+        assert.match(stopped.step, new RegExp(`^waiting for the maintenance window: next opens ${next} UTC, in 2[23]h[0-9]+m$`));
         assert.deepEqual(boots.downs, [], "no node started outside the window");
 
         // Resumed inside the next window: completes.

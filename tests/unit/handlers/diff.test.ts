@@ -60,6 +60,13 @@ describe("handlers: TalosUpgrade diff is about what the rollout does", () => {
     assert.deepEqual((await diff("prod", base, upgradeProps({ clusterName: "prod2" }))).replaces, ["clusterName"]);
   });
 
+  it("a rollout waiting for its maintenance window (or failed) is still pending: the next preview shows an update with no input change", async () => {
+    for (const phase of ["Waiting", "Failed", "Upgrading"]) {
+      const old = { ...upgradeProps(), status: { phase } };
+      assert.deepEqual(await diff("prod", old, upgradeProps()), { changes: true, replaces: [] }, phase);
+    }
+  });
+
   it("a converged run with only new credentials is an update that stores them and touches nothing", async () => {
     const old = done(upgradeProps());
     const rotated = upgradeProps({ talosconfig: "renewed-talosconfig-text" });

@@ -277,6 +277,28 @@ describe("rollout/status", () => {
     assert.equal(lines.at(-1), `[talos-gate/prod] failed: ${expectedError}`);
   });
 
+  it("waits at a closed window: phase Waiting, the wait as the step, no error, the upgrade still in flight", () => {
+    const reason = "waiting for the maintenance window: next opens Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC), in 3h12m";
+    const { status, lines } = run(initialStatus("prod", { lastUpgradeVersion: OLD }), [
+      { type: "RunStarted", at: at(0), plan },
+      { type: "GateStarted", at: at(1), wave: 1, attempt: 1, checks: [CEPH] },
+      { type: "GateHeld", at: at(2), wave: 1, attempt: 1, retryInMs: 30_000 },
+      { type: "RunWaiting", at: at(60), reason },
+    ]);
+    assert.equal(status.phase, "Waiting");
+    assert.equal(status.step, reason);
+    assert.equal(status.status, "updating machines 1/5");
+    assert.equal(status.error, "");
+    assert.equal(status.gate, "idle", "a waiting run holds nothing");
+    assert.equal(status.heldSince, undefined);
+    assert.equal(status.currentUpgradeVersion, NEW);
+    assert.equal(status.lastUpgradeVersion, OLD, "not converged");
+    assert.equal(status.finishedAt, iso(60));
+    assert.equal(lines.at(-1), `[talos-gate/prod] ${reason}`);
+    const next = reduce(status, { type: "RunStarted", at: at(100), plan });
+    assert.equal(next.phase, "Upgrading", "the next run inside a window continues");
+  });
+
   it("records a node failure on the machine", () => {
     const { status, lines } = run(initialStatus("prod"), [
       { type: "RunStarted", at: at(0), plan },

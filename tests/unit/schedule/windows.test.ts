@@ -61,6 +61,19 @@ describe("schedule: maintenance windows", () => {
     assert.equal(hours(utc("2026-08-09T00:00:00Z"), whole.currentWindowEnd(utc("2026-08-09T00:00:00Z"))), 24);
   });
 
+  it("says what a closed window waits for, with the time left to the minute; nothing to wait for when none opens ahead", () => {
+    assert.equal(sat.waitingReason(at("2026-08-07T22:48")),
+      "waiting for the maintenance window: next opens Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC), in 3h12m");
+    assert.equal(sat.waitingReason(at("2026-08-08T06:00")),
+      "waiting for the maintenance window: next opens Sat 2026-08-15 02:00 Europe/Berlin (00:00 UTC), in 6d20h");
+    assert.equal(sat.waitingReason(at("2026-08-08T01:59:30")), "waiting for the maintenance window: next opens Sat 2026-08-08 02:00 Europe/Berlin (00:00 UTC), in 1m",
+      "rounded up: never \"in 0m\"");
+    assert.equal(sat.waitingReason(at("2026-08-08T03:00")), undefined, "open");
+    const leap = schedule([{ cron: "0 0 29 2 *", duration: "1h", timeZone: "UTC" }]); // next opens in 2028
+    assert.equal(leap.waitingReason(utc("2026-03-01T00:00:00Z")), undefined);
+    assert.match(leap.closedReason(utc("2026-03-01T00:00:00Z"))!, /none opens within 366 days/);
+  });
+
   it("names UTC windows once", () => {
     assert.equal(schedule(["Sun 01:00-02:00 UTC"]).closedReason(utc("2026-08-08T12:00:00Z")),
       "outside the maintenance window, resumes in the next one at Sun 2026-08-09 01:00 UTC");
