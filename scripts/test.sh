@@ -38,9 +38,10 @@ fi
 # Three groups, not two: with two, a quarter of the 2 cores sat idle while both waited on reboots, Jobs and the
 # Pulumi engine (three: 546 s, 821 CPU-s, 1.5 cores busy). Four finished sooner (496 s) but starved the timing-bound
 # Talos and watch tests of group d into failures.
-GROUP_a=(dist/tests/e2e/pipeline.test.js dist/tests/e2e/package.test.js dist/tests/e2e/smoke.test.js dist/tests/e2e/gates.test.js
+GROUP_a=(dist/tests/e2e/pipeline.test.js dist/tests/e2e/package.test.js dist/tests/e2e/gates.test.js
   dist/tests/integration/rollout/safety.test.js)
-GROUP_b=(dist/tests/e2e/upgrade.test.js dist/tests/e2e/template.test.js dist/tests/e2e/small.test.js dist/tests/integration/rollout/harsh-talos.test.js
+GROUP_b=(dist/tests/e2e/upgrade.test.js dist/tests/e2e/template.test.js dist/tests/e2e/small.test.js dist/tests/e2e/smoke.test.js
+  dist/tests/integration/rollout/harsh-talos.test.js
   dist/tests/integration/rollout/failures.test.js dist/tests/integration/rollout/acceptance.test.js
   dist/tests/integration/rollout/resume.test.js)
 GROUP_c=()

@@ -6,7 +6,7 @@ import { errorText, type RunContext } from "./context";
 import { releaseOwnCordons } from "./resume";
 import * as msg from "./messages";
 
-export async function cleanUp(ctx: RunContext): Promise<void> {
+export async function cleanUp(ctx: RunContext, { releaseLease }: { releaseLease: boolean }): Promise<void> {
   try {
     await ctx.kube.sweepRunners();
   } catch (e) {
@@ -19,6 +19,7 @@ export async function cleanUp(ctx: RunContext): Promise<void> {
   }
   ctx.stopWatching();
   await ctx.flushStatus();
+  if (!releaseLease) return; // the caller's (a path holds one Lease across its steps)
   try {
     await ctx.lease.release();
   } catch (e) {

@@ -4,7 +4,7 @@
 // run left), cleanup.ts (the end of every run), context.ts (status, stop signal, live machines). Everything the user
 // sees is built by the pure core (plan, gate, status, messages).
 
-import type { DrainMode, EtcdQuorumLoss, HealthcheckJob, KubeApi, Machine, TalosApi } from "./ports";
+import type { DrainMode, EtcdQuorumLoss, HealthcheckJob, KubeApi, Lease, Machine, TalosApi } from "./ports";
 import type { MaintenanceSchedule } from "../schedule";
 import { deadline, systemClock, type Clock } from "./clock";
 import { cleanUp } from "./cleanup";
@@ -58,6 +58,8 @@ export interface RunOptions {
   /** Minimum spacing of status mirror writes (default 5 s); the final status is always written. */
   statusWriteIntervalMs?: number;
   leaseDurationSeconds?: number;
+  /** A Lease the caller already holds (a path's steps run under one): used as is, and not released at the end. */
+  lease?: Lease;
   /** Cancels before the next node (its reason, an Error or a string, is shown); nodes already in flight finish. */
   signal?: AbortSignal;
   clock?: Clock;
@@ -96,13 +98,18 @@ export class RolloutError extends Error {
   }
 }
 
-export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOptions): Promise<UpgradeStatus> {
-  const clock = opts.clock ?? systemClock;
-  const lease = await kube.acquireLease({
+/** The cluster's rollout Lease for `opts.holder`: refused while another holder has it (one rollout per cluster). */
+export function acquireRolloutLease(kube: KubeApi, opts: Pick<RunOptions, "cluster" | "holder" | "leaseDurationSeconds">): Promise<Lease> {
+  return kube.acquireLease({
     cluster: opts.cluster,
     holder: opts.holder,
     ...(opts.leaseDurationSeconds !== undefined ? { durationSeconds: opts.leaseDurationSeconds } : {}),
   });
+}
+
+export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOptions): Promise<UpgradeStatus> {
+  const clock = opts.clock ?? systemClock;
+  const lease = opts.lease ?? await acquireRolloutLease(kube, opts);
   const ctx = new RunContext(kube, talos, opts, clock, lease,
     opts.status ?? initialStatus(opts.cluster, { lastUpgradeVersion: opts.lastUpgradeVersion }));
   // Read before this run's first write replaces it: which nodes a previous run left in flight.
@@ -125,7 +132,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     throw new RolloutError(reason, ctx.status);
   } finally {
     conditions?.stop();
-    await cleanUp(ctx);
+    await cleanUp(ctx, { releaseLease: opts.lease === undefined });
   }
 }
 

@@ -13,7 +13,7 @@ import * as YAML from "yaml";
 import type { SimCluster } from "../../sim/cluster";
 import { Cluster, Condition, TalosUpgrade } from "../../sdk";
 import { inlineStack, pulumiEnv } from "../support/pulumi";
-import { countBoots, testSim } from "../support/sim";
+import { coreApi, countBoots, testSim } from "../support/sim";
 
 const CRD = `
 apiVersion: apiextensions.k8s.io/v1
@@ -166,6 +166,13 @@ describe("e2e: condition gate, soak and maintenance window through the real pulu
       "no progress line on the stack's row");
     assert.ok(live.some((m) => / soaking: next node not before /.test(m)), live.join("\n"));
     assert.deepEqual(Object.fromEntries(boots), { "cp-1": 1, "w-1": 1 });
+    // Issue 22.5: what `kubectl describe node` shows of the rollout — Events on each upgraded Node, from → to.
+    const events = (await coreApi(sim).listEventForAllNamespaces({ fieldSelector: "involvedObject.kind=Node" })).items;
+    for (const node of ["cp-1", "w-1"]) {
+      const mine = events.filter((e) => e.involvedObject.name === node).map((e) => `${e.reason}: ${e.message}`);
+      assert.ok(mine.some((m) => /^TalosUpgradeStarted: upgrading Talos v1\.12\.\d+ → v1\.13\.2 \(talos-gate rollout of cluster sim/.test(m)), mine.join("\n"));
+      assert.ok(mine.some((m) => /^TalosUpgraded: upgraded Talos v1\.12\.\d+ → v1\.13\.2/.test(m)), mine.join("\n"));
+    }
   });
 
   it("preview shows the condition, the window and the soak in the plan, and no change", async () => {

@@ -149,6 +149,12 @@ export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, ti
     const r = await api.request("DELETE", `${objectPath(o)}?gracePeriodSeconds=0&propagationPolicy=Background`);
     if (r.status !== 200 && r.status !== 202 && r.status !== 404) throw new Error(`control plane reset: DELETE ${objectPath(o)}: ${r.status}`);
   };
+  // Events are not in the objects (the control plane writes new ones all the time, so "gone" cannot be checked), but a
+  // later file reads them (the rollout's Events on Nodes): every namespace's are deleted as a collection, once.
+  await Promise.all([...baseline.namespaces].map(async (ns) => {
+    const r = await api.request("DELETE", `/api/v1/namespaces/${ns}/events`);
+    if (r.status !== 200 && r.status !== 404) throw new Error(`control plane reset: DELETE events in ${ns}: ${r.status}`);
+  }));
   for (let round = 0; ; round++) {
     const left = extra(await objects(api, ks));
     const nss = (await namespaces(api)).filter((n) => !baseline.namespaces.has(n.name));

@@ -31,12 +31,31 @@ describe("integration: rollout — upgrade paths, step by step (sim)", function 
     const boots = recordBoots(s);
     const lines: string[] = [];
     const statuses: string[] = [];
-    const done = await runPath(kube, talos, runOptions(CLUSTER, {
+    // One Lease for the whole path: between two steps no other pipeline may take the cluster.
+    let acquired = 0;
+    let refusedBetweenSteps: unknown;
+    const counted = new Proxy(kube, {
+      get(target, prop) {
+        if (prop === "acquireLease") return (...a: Parameters<KubeClient["acquireLease"]>) => (acquired++, target.acquireLease(...a));
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const done = await runPath(counted, talos, runOptions(CLUSTER, {
       targetVersion: "v1.13.2",
       healthchecks: [shellCheck(CLUSTER, "ok", "true")],
-      onProgress: (l) => lines.push(l),
+      onProgress: (l) => {
+        lines.push(l);
+        // The second step's headline: step 1 is over; another holder must still be refused now.
+        if (l.endsWith("path step 2/2: → v1.13.2: a full gated rollout")) {
+          refusedBetweenSteps = kube.acquireLease({ cluster: CLUSTER, holder: "another-pipeline@ci-2" }).then(
+            async (l2) => { await l2.release(); return undefined; }, (e: Error) => e);
+        }
+      },
       onStatus: (st) => statuses.push(st.status),
     }), ["v1.12.11"]);
+    assert.equal(acquired, 1, "the path's steps run under one Lease");
+    assert.match(String(await refusedBetweenSteps), /another rollout holds the lease \(holder "/, "another holder is refused between the steps");
     assert.equal(done.phase, "Done");
     assert.equal(done.lastUpgradeVersion, "v1.13.2");
     assert.deepEqual(versions(s), { "cp-1": "v1.13.2", "w-1": "v1.13.2", "w-2": "v1.13.2" });
