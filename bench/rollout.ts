@@ -27,7 +27,7 @@ const SAMPLE_MS = 500;
 
 const CLI = path.join(packageRoot, "dist", "cli", "main.js");
 
-function talosGate(args: string[], timeoutMs = 600_000): Promise<string> {
+export function talosGate(args: string[], timeoutMs = 600_000): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ["--no-deprecation", CLI, ...args], { timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`talos-gate ${args.join(" ")}: ${(err as Error).message}\n${stdout}${stderr}`));
@@ -60,14 +60,34 @@ function highWaterMark(pid: number): number | undefined {
   }
 }
 
-/** Samples the peak RSS of every dynamic-provider process under `dir`, keeping each one's last value seen. */
-function providerSampler(dir: string): { stop(): Map<number, number> } {
+/** CPU time (user + system) a process has used so far, in ms; undefined once it is gone. */
+function cpuMs(pid: number): number | undefined {
+  try {
+    // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th of them.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** USER_HZ: 100 on every Linux the bench runs on (`getconf CLK_TCK`). */
+const CLOCK_TICKS = 100;
+
+/**
+ * Samples the peak RSS and the CPU time of every dynamic-provider process under `dir`, keeping each one's last value
+ * seen. CPU time is the figure a loaded machine changes least: wall-clock time there is mostly waiting for a core.
+ */
+function providerSampler(dir: string): { stop(): { peaks: Map<number, number>; cpu: Map<number, number> } } {
   const last = new Map<number, number>();
+  const cpu = new Map<number, number>();
   const sample = () => {
     // `node …/@pulumi/pulumi/cmd/dynamic-provider/index.js <engine>`, not the plugin script's `node -e` that resolves it.
     for (const pid of processesUnder(dir, (args) => args.some((a) => /\/cmd\/dynamic-provider(\/index\.js)?$/.test(a)))) {
       const hwm = highWaterMark(pid);
       if (hwm !== undefined) last.set(pid, hwm);
+      const used = cpuMs(pid);
+      if (used !== undefined) cpu.set(pid, used);
     }
   };
   const timer = setInterval(sample, SAMPLE_MS);
@@ -75,13 +95,34 @@ function providerSampler(dir: string): { stop(): Map<number, number> } {
     stop() {
       clearInterval(timer);
       sample();
-      return last;
+      return { peaks: last, cpu };
     },
   };
 }
 
+/**
+ * The Kubernetes requests of a TALOS_GATE_KUBE_TRACE file (provider/kube/trace.ts) per node, by method and path with
+ * names and query values left out ("GET /api/v1/nodes/{name}"), most frequent first.
+ */
+function traceSummary(file: string, nodes: number): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    const [, method, where] = line.split(" ");
+    if (!method || !where) continue;
+    const [p, q] = where.split("?");
+    const parts = p.split("/");
+    // /api/v1/<plural>/<name>, /api/v1/namespaces/<ns>/<plural>/<name>[/<sub>], /apis/<group>/<version>/…
+    const base = parts[1] === "api" ? 3 : 4;
+    const shape = parts.map((x, i) => (i < base ? x : parts[i - 1] === "namespaces" ? "{ns}" : i > base && parts[i - 1] !== "namespaces" && (i - base) % 2 === 1 ? "{name}" : x));
+    const keys = q ? "?" + q.split("&").map((kv) => kv.split("=")[0]).sort().join("&") : "";
+    const k = `${method} ${shape.join("/")}${keys}`;
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return Object.fromEntries([...counts.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, round(v / nodes, 2)]));
+}
+
 /** A program directory as a user's project has it: Pulumi.yaml, index.js, node_modules linking this checkout. */
-function programDir(dir: string, cluster: string, simDir: string): string {
+export function programDir(dir: string, cluster: string, simDir: string): string {
   fs.mkdirSync(path.join(dir, "node_modules", "@pulumi"), { recursive: true });
   fs.symlinkSync(path.join(packageRoot, "node_modules", "@pulumi", "pulumi"), path.join(dir, "node_modules", "@pulumi", "pulumi"));
   fs.symlinkSync(packageRoot, path.join(dir, "node_modules", "talos-gate"));
@@ -122,7 +163,11 @@ export interface SizeResult {
   load: [number, number];
   /** Peak RSS of each dynamic-provider process seen, by pid. */
   providerPeakRss: Record<number, number>;
+  /** CPU time of the dynamic-provider processes during `pulumi up` (their load, the handlers and the rollout). */
+  providerCpuMs: number;
   api: { requests: number; watches: number; bytesread: number };
+  /** With BENCH_KUBE_TRACE set: the provider's Kubernetes requests per node by method and path shape. */
+  trace?: Record<string, number>;
 }
 
 export async function benchSize(nodes: number): Promise<SizeResult> {
@@ -136,12 +181,16 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
     "--version", FROM, "--boot-seconds", String(NODE.bootSeconds), "--pull-ms", String(NODE.pullMs), "--install-ms", String(NODE.installMs),
     "--workload-pods", "0"]);
   const simStartMs = performance.now() - t0;
+  // Opt-in: BENCH_KUBE_TRACE=1 (into the work dir) or =<file> (kept): the provider traces its Kubernetes requests.
+  const asked = process.env.BENCH_KUBE_TRACE;
+  const traceFile = !asked ? undefined : asked === "1" ? path.join(work, "kube-trace.log") : path.resolve(`${asked}.${nodes}`);
   try {
     fs.mkdirSync(path.join(work, "state"));
     const envVars = {
       PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`, PULUMI_HOME: path.join(work, "home"),
       PULUMI_CONFIG_PASSPHRASE: "bench", PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
       PULUMI_SUPPRESS_NEO_LINK: "true", PATH: `${toolsBin}:${process.env.PATH ?? ""}`,
+      ...(traceFile ? { TALOS_GATE_KUBE_TRACE: traceFile } : {}),
     };
     const dir = programDir(path.join(work, "program"), cluster, simDir);
     const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, {
@@ -169,7 +218,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
     }
     const upMs = performance.now() - up0;
     const load1 = os.loadavg()[0];
-    const peaks = sampler.stop();
+    const { peaks, cpu } = sampler.stop();
     if (res.outputs.phase?.value !== "Done") throw new Error(`the rollout of ${nodes} nodes ended ${res.outputs.phase?.value}`);
     const prefix = `[talos-gate/${cluster}] `;
     const started = lines.find((l) => l.line.includes(`${prefix}upgrading `));
@@ -194,10 +243,14 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       overheadMsPerWave: (rolloutMs - waves * nodeTimeP50) / waves,
       nodeTimeP50, nodeTimeMax: nodeTimes[nodeTimes.length - 1], load: [round(load0, 2), round(load1, 2)],
       providerPeakRss: Object.fromEntries(peaks),
+      providerCpuMs: [...cpu.values()].reduce((a, b) => a + b, 0),
       api: doc.spec.api,
+      ...(traceFile ? { trace: traceSummary(traceFile, nodes) } : {}),
     };
   } finally {
     await talosGate(["sim", "down", "--dir", simDir], 120_000).catch(() => undefined);
+    // A kept trace keeps pulumi up's output beside it (each line's arrival is in neither: the trace has the times).
+    if (traceFile && !traceFile.startsWith(work) && fs.existsSync(log)) fs.copyFileSync(log, `${traceFile}.pulumi-up.log`);
     if (ok) fs.rmSync(work, { recursive: true, force: true });
     else process.stderr.write(`bench rollout ${nodes}: kept ${work} (pulumi up's output in ${log})\n`);
   }

@@ -9,6 +9,7 @@ import * as YAML from "yaml";
 import { CREDENTIAL_TIMEOUT_MS, ExecCredentials, TokenFile, type CredentialSource, type ExecConfig } from "./credentials";
 import { KubeError } from "./errors";
 import { msg } from "./messages";
+import { requestTrace } from "./trace";
 import { ByteCounter } from "./traffic";
 
 /**
@@ -196,6 +197,7 @@ export class KubeClients {
     const credential = () => auth?.get(credentialBound);
     const counts = this.counts;
     const bytes = this.bytes;
+    const trace = requestTrace();
     const sharedAgent = (): Promise<https.Agent> | undefined => {
       if (!cluster.server.startsWith("https:") || cluster.proxyUrl) return undefined;
       this.agent ??= (async () => {
@@ -220,6 +222,7 @@ export class KubeClients {
         counts.requests++;
         const m = ctx.getHttpMethod().toString();
         counts.byMethod[m] = (counts.byMethod[m] ?? 0) + 1;
+        trace?.(m, ctx.getUrl());
         const agent = sharedAgent();
         if (agent) ctx.setAgent(await agent);
         else {
@@ -280,6 +283,7 @@ export class KubeClients {
     this.counts.requests++;
     this.counts.watches++;
     this.counts.byMethod.WATCH = (this.counts.byMethod.WATCH ?? 0) + 1;
+    requestTrace()?.("WATCH", path);
     return this.watcher.watch(path, query, onEvent, onDone);
   }
 

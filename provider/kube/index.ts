@@ -10,7 +10,7 @@ import { EventRecorder } from "./events";
 import { acquireLease, requestStop, runningRollout, type RunningRollout } from "./lease";
 import { applyManifests, dryRunJob } from "./manifests";
 import { cordon, dropStaleCordonMark, listMachines, readMachine, uncordon } from "./nodes";
-import { watchMachines } from "./machinewatch";
+import { LiveNodes, watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
 import { runCheck, RunnerJobs } from "./runner";
 import { StatusMirror, type MirroredStatus } from "./status";
@@ -93,10 +93,11 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   const mirror = new StatusMirror(c, log, opts.statusThrottleMs ?? 500, opts.statusWriter);
   const events = new EventRecorder(c, log);
   const ours = new RunnerJobs(opts.runnerScope);
+  const live = new LiveNodes();
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
-    watchMachines: () => watchMachines(c, log),
+    watchMachines: () => watchMachines(c, log, live),
     runCheck: (check: HealthcheckJob, o?: { signal?: AbortSignal }): Promise<CheckOutcome> =>
       runCheck(c, check, { signal: o?.signal, log, ours, record: opts.runnerEvents === false ? undefined : (e) => events.record(e) }),
     sweepRunners: async () => {
@@ -106,7 +107,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
     dropStaleCordonMark: (node: string) => dropStaleCordonMark(c, node),
-    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }) => drain(c, node, o, log),
+    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }) => drain(c, node, o, log, () => live.nodes()),
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),

@@ -8,17 +8,39 @@
 import type * as k8s from "./k8s";
 import type { Machine, MachineWatch } from "../rollout/ports";
 import { KubeClients } from "./client";
-import { byMachineName, listTrimmedNodes, machineOf, trimNode } from "./nodes";
+import { byMachineName, listTrimmedNodes, machineOf, sameTaints, trimNode } from "./nodes";
 import { SetObserver } from "./watch";
 
-/** Two trimmed Nodes that give the same Machine. */
+/** Two trimmed Nodes that give the same Machine and the same placement answer (their blocking taints). */
 function sameMachine(a: k8s.V1Node, b: k8s.V1Node): boolean {
   const ma: Record<string, unknown> = { ...machineOf(a) }, mb: Record<string, unknown> = { ...machineOf(b) };
   const keys = Object.keys(ma);
-  return keys.length === Object.keys(mb).length && keys.every((k) => ma[k] === mb[k]);
+  return keys.length === Object.keys(mb).length && keys.every((k) => ma[k] === mb[k]) && sameTaints(a.spec?.taints, b.spec?.taints);
 }
 
-export function watchMachines(c: KubeClients, log: (line: string) => void): MachineWatch {
+/**
+ * The trimmed Nodes of the port's live Node watches, for the drain's placement check (placement.ts): during a run it
+ * asks the run's own watch whether another node could take a pod instead of reading Node pages on the node's critical
+ * path (issue 23). Undefined when no watch has listed yet, or every one failed or stopped: then the drain reads.
+ */
+export class LiveNodes {
+  private readonly sources = new Set<() => readonly k8s.V1Node[] | undefined>();
+
+  add(source: () => readonly k8s.V1Node[] | undefined): () => void {
+    this.sources.add(source);
+    return () => this.sources.delete(source);
+  }
+
+  nodes(): readonly k8s.V1Node[] | undefined {
+    for (const source of this.sources) {
+      const nodes = source();
+      if (nodes !== undefined) return nodes;
+    }
+    return undefined;
+  }
+}
+
+export function watchMachines(c: KubeClients, log: (line: string) => void, live?: LiveNodes): MachineWatch {
   // The Machine of each trimmed Node the observer holds (the observer replaces the object when the Node changes).
   const machineFor = new WeakMap<k8s.V1Node, Machine>();
   const toMachine = (node: k8s.V1Node): Machine => {
@@ -35,6 +57,7 @@ export function watchMachines(c: KubeClients, log: (line: string) => void): Mach
     log,
   });
   let latest: Machine[] | undefined;
+  let latestNodes: readonly k8s.V1Node[] | undefined;
   let generation = 0;
   let failure: unknown;
   let stopped = false;
@@ -42,9 +65,11 @@ export function watchMachines(c: KubeClients, log: (line: string) => void): Mach
   const wakeAll = () => {
     for (const w of [...waiters]) w();
   };
+  const leave = live?.add(() => (stopped ? undefined : latestNodes)) ?? (() => undefined);
   const first = (async () => {
     try {
       for (let s = await observer.next(); s; s = await observer.next()) {
+        latestNodes = s.objects;
         latest = s.objects.map(toMachine).sort(byMachineName);
         generation++;
         wakeAll();
@@ -53,6 +78,7 @@ export function watchMachines(c: KubeClients, log: (line: string) => void): Mach
       failure = err;
     } finally {
       stopped = true;
+      leave();
       wakeAll();
     }
   })();
@@ -95,6 +121,7 @@ export function watchMachines(c: KubeClients, log: (line: string) => void): Mach
       });
     },
     stop() {
+      leave();
       observer.stop();
     },
   };

@@ -60,9 +60,18 @@ export async function retryTransient<T>(call: () => Promise<T>): Promise<T> {
 /** Nodes per list page: chunked like kubectl (500), smaller, so a 1,000-node list never sits in memory whole. */
 const LIST_CHUNK = 200;
 
-/** A Node reduced to the fields machineOf reads (the image list, allocatable, volumes and the rest are dropped). */
+/** A taint that keeps pods off a node (placement.ts): NoSchedule or NoExecute, not PreferNoSchedule. */
+export const isBlockingTaint = (t: k8s.V1Taint): boolean => t.effect === "NoSchedule" || t.effect === "NoExecute";
+
+/** Two taint lists as trimNode keeps them, equal. */
+export function sameTaints(a: readonly k8s.V1Taint[] = [], b: readonly k8s.V1Taint[] = []): boolean {
+  return a.length === b.length && a.every((t, i) => t.key === b[i].key && t.value === b[i].value && t.effect === b[i].effect);
+}
+
+/** A Node reduced to the fields machineOf and placement.ts's couldTake read (the image list, allocatable, volumes and the rest are dropped). */
 export function trimNode(node: k8s.V1Node): k8s.V1Node {
   const annotation = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
+  const blocking = (node.spec?.taints ?? []).filter(isBlockingTaint).map((t) => ({ key: t.key, value: t.value, effect: t.effect }));
   return {
     metadata: {
       name: node.metadata?.name,
@@ -70,7 +79,11 @@ export function trimNode(node: k8s.V1Node): k8s.V1Node {
       labels: node.metadata?.labels,
       ...(annotation !== undefined ? { annotations: { [CORDONED_BY_ANNOTATION]: annotation } } : {}),
     },
-    spec: { unschedulable: node.spec?.unschedulable },
+    spec: {
+      unschedulable: node.spec?.unschedulable,
+      // What placement.ts's couldTake reads besides Ready and the cordon: the taints that keep pods off.
+      ...(blocking.length > 0 ? { taints: blocking } : {}),
+    },
     status: {
       // Only what machineOf reads: not the heartbeat and transition times, which change without the Node changing.
       conditions: node.status?.conditions?.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status })),

@@ -17,6 +17,7 @@ import type * as k8s from "./k8s";
 import type { KubeClients } from "./client";
 import { apiMessage } from "./errors";
 import { msg } from "./messages";
+import { isBlockingTaint } from "./nodes";
 import { selectorMatches } from "./selector";
 
 /** Does `toleration` tolerate `taint` (Kubernetes' ToleratesTaint: key, operator Exists/Equal, value, effect)? */
@@ -34,7 +35,7 @@ export function couldTake(node: k8s.V1Node, pod: k8s.V1Pod): boolean {
   if (node.spec?.unschedulable) return false;
   if (node.status?.conditions?.find((c) => c.type === "Ready")?.status !== "True") return false;
   const tolerations = pod.spec?.tolerations ?? [];
-  const blocking = (node.spec?.taints ?? []).filter((t) => t.effect === "NoSchedule" || t.effect === "NoExecute");
+  const blocking = (node.spec?.taints ?? []).filter(isBlockingTaint);
   return blocking.every((t) => tolerations.some((tol) => tolerates(tol, t)));
 }
 

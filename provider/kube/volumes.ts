@@ -8,6 +8,7 @@ import type { VolumeDetachOptions } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, KubeError, statusOf } from "./errors";
 import { msg } from "./messages";
+import { retryTransient } from "./nodes";
 import { listAll } from "./objects";
 import { SetObserver } from "./watch";
 
@@ -29,13 +30,29 @@ export function describeAttachment(va: VolumeAttachment): string {
   return msg.volumeBlocker(volume, va.spec?.attacher ?? "unknown attacher", Boolean(va.metadata?.deletionTimestamp));
 }
 
+const VOLUME_ATTACHMENTS = "/apis/storage.k8s.io/v1/volumeattachments";
+
 export async function waitForVolumeDetach(c: KubeClients, node: string, opts: VolumeDetachOptions, log: (line: string) => void): Promise<void> {
   const { timeoutMs, signal, onBlocking } = opts;
   if (signal?.aborted) throw new KubeError(msg.volumeWaitCancelled(node));
+  const listVolumes = () => listAll(c, VOLUME_ATTACHMENTS) as Promise<{ items: VolumeAttachment[]; metadata: { resourceVersion?: string } }>;
+  // One list first: a node with nothing attached (the usual worker) needs no watch. Opening one per node put a watch
+  // (its own TLS connection) on every node's critical path (issue 23); only a node that waits watches, from this list.
+  let first: Awaited<ReturnType<typeof listVolumes>> | undefined;
+  try {
+    first = await retryTransient(listVolumes);
+  } catch (err) {
+    throw new KubeError(msg.volumesListFailed(node, apiMessage(err), statusOf(err)), statusOf(err));
+  }
+  if (!first.items.some((va) => va.spec?.nodeName === node && isBlocking(va))) return;
   const observer = new SetObserver<VolumeAttachment>({
     clients: c,
-    path: "/apis/storage.k8s.io/v1/volumeattachments",
-    list: () => listAll(c, "/apis/storage.k8s.io/v1/volumeattachments") as Promise<{ items: VolumeAttachment[]; metadata: { resourceVersion?: string } }>,
+    path: VOLUME_ATTACHMENTS,
+    list: () => {
+      const listed = first;
+      first = undefined;
+      return listed ? Promise.resolve(listed) : listVolumes();
+    },
     filter: (va) => va.spec?.nodeName === node,
     log,
   });

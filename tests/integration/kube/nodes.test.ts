@@ -4,6 +4,8 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { eventually, freshNamespace, testControlPlane, wholeSecond } from "../../support/kube";
+import { KubeClients } from "../../../provider/kube/client";
+import { drain } from "../../../provider/kube/drain";
 import { delay, harness, Harness } from "./helpers";
 
 let nodeCounter = 0;
@@ -120,6 +122,10 @@ describe("integration: kube port — nodes and drain", function () {
       assert.ok(watch.generation > since);
       assert.equal(await h.kube.cordon(node, "pulumi:p/s/talos"), true);
       await eventually("the watch to see the cordon's owner", async () => (await watch.machines()).find((m) => m.name === node)?.cordonedBy === "pulumi:p/s/talos");
+      // A taint that keeps pods off is a change too: the drain's placement check reads taints from this watch.
+      const tainted = watch.generation;
+      await h.core.patchNode({ name: node, body: [{ op: "add", path: "/spec/taints", value: [{ key: "dedicated", value: "db", effect: "NoSchedule" }] }] });
+      await Promise.race([watch.changed(tainted), delay(30_000).then(() => assert.fail("the taint was not seen"))]);
     } finally {
       watch.stop();
     }
@@ -146,6 +152,32 @@ describe("integration: kube port — nodes and drain", function () {
       assert.equal(watch.generation - since, 1, "only the cordon was a change");
     } finally {
       watch.stop();
+    }
+  });
+
+  it('drain "auto" lists the pods once, after the cordon, and asks the run\'s Node watch where they could go', async () => {
+    const h = await harness();
+    const ns = await freshNamespace(await testControlPlane(), "auto");
+    // An empty node: the cordon (read + patch) and one listing, which ends the drain (issue 23: it was listed twice).
+    const empty = await createNode(h, {});
+    const before = h.kube.stats().byMethod;
+    assert.deepEqual(await h.kube.drain(empty, { timeoutMs: 10000, owner: "test", mode: "auto" }), { drained: true });
+    const after = h.kube.stats().byMethod;
+    assert.deepEqual([(after.GET ?? 0) - (before.GET ?? 0), (after.PATCH ?? 0) - (before.PATCH ?? 0)], [2, 1], "node read, pod listing; the cordon");
+    assert.equal((await h.core.readNode({ name: empty })).spec?.unschedulable, true);
+
+    // With a run's Node watch, its answer decides: here the watch holds no other usable node, while the API server has
+    // one (a read would drain), so the node is only cordoned and names its pod.
+    const node = await createNode(h, {});
+    await createNode(h, {});
+    await runningPod(h, ns, "web-0", node);
+    const c = new KubeClients((await testControlPlane()).kubeconfig);
+    try {
+      const outcome = await drain(c, node, { timeoutMs: 10000, owner: "test", mode: "auto" }, () => undefined, () => []);
+      assert.deepEqual(outcome, { drained: false, why: "nowhere", pods: [`${ns}/web-0`], pdbs: [] });
+      assert.equal(c.stats().byMethod.GET, 3, "node read, pod listing, the namespace's budgets: no Node page read");
+    } finally {
+      c.close();
     }
   });
 

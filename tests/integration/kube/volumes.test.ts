@@ -68,9 +68,12 @@ describe("integration: kube port — volume detach before reboot", function () {
     });
   });
 
-  it("returns at once for a node without attachments, and stops when cancelled", async () => {
+  it("returns at once for a node without attachments (one list, no watch), and stops when cancelled", async () => {
     const { c, node, attach } = await setup();
+    const before = c.stats();
     assert.equal(await settledWithin(waitForVolumeDetach(c, `${node}-empty`, { timeoutMs: 60000 }, () => undefined), 10000), undefined);
+    // One list and no watch (issue 23: a watch per node sat on every node's critical path).
+    assert.deepEqual([c.stats().requests - before.requests, c.stats().watches - before.watches], [1, 0]);
     await attach(`va-c-${process.pid}-${counter}`, "pv-c");
     const abort = new AbortController();
     const wait = waitForVolumeDetach(c, node, { timeoutMs: 60000, signal: abort.signal }, () => undefined);

@@ -5,7 +5,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { isEvictable, selects } from "../../../provider/kube/drain";
 import { casualtiesOf, couldTake, podsWithNowhereToGo, tolerates, violatedBudgets } from "../../../provider/kube/placement";
 import { labelValue, parseManifest } from "../../../provider/kube/manifests";
-import { machineOf, talosVersionOf } from "../../../provider/kube/nodes";
+import { machineOf, talosVersionOf, trimNode } from "../../../provider/kube/nodes";
 import { KubeError, redactSecrets } from "../../../provider/kube/errors";
 import { portErrorKind } from "../../../provider/rollout/ports";
 import { failureText, jobBody } from "../../../provider/kube/runner";
@@ -199,6 +199,26 @@ describe("unit: kube port — could another node take the pods (issue 25, placem
     assert.equal(couldTake(node("cp-1", { taints: [cpTaint] }), app("any", { containers: [], tolerations: [{ operator: "Exists" }] })), true);
     // Deliberately not considered: a pod pinned to its node keeps its budget's protection (the drain runs, and blocks).
     assert.equal(couldTake(node("w-2"), app("pinned", { containers: [], nodeSelector: { "kubernetes.io/hostname": "w-1" } })), true);
+  });
+
+  it("a Node trimmed for the run's Node watch gives the same answer as the whole Node", () => {
+    const whole = (o: { ready?: boolean; cordoned?: boolean; taints?: k8s.V1Taint[] }): k8s.V1Node => {
+      const n = node("w-2", o);
+      return { ...n, status: { ...n.status, conditions: [...n.status!.conditions!, { type: "MemoryPressure", status: "False" }], images: [{ names: ["x"], sizeBytes: 1 }] } };
+    };
+    const nodes = [
+      whole({}), whole({ ready: false }), whole({ cordoned: true }), whole({ taints: [cpTaint] }),
+      whole({ taints: [{ key: "gpu", effect: "PreferNoSchedule" }] }), whole({ taints: [{ key: "dedicated", value: "db", effect: "NoExecute", timeAdded: new Date() }] }),
+      whole({ taints: [{ key: "dedicated", value: "db", effect: "NoSchedule" }, { key: "gpu", effect: "PreferNoSchedule" }] }),
+    ];
+    const pods = [
+      app("plain"), app("cp", { containers: [], tolerations: [{ key: cpTaint.key, operator: "Exists", effect: "NoSchedule" }] }),
+      app("db", { containers: [], tolerations: [{ key: "dedicated", value: "db" }] }), app("any", { containers: [], tolerations: [{ operator: "Exists" }] }),
+    ];
+    for (const n of nodes) {
+      for (const p of pods) assert.equal(couldTake(trimNode(n), p), couldTake(n, p), `${JSON.stringify(n.spec)} ${p.metadata?.name}`);
+    }
+    assert.deepEqual(trimNode(nodes[6]).spec?.taints, [{ key: "dedicated", value: "db", effect: "NoSchedule" }], "only the taints that keep pods off");
   });
 
   it("tolerations match as Kubernetes' ToleratesTaint: key, Equal value or Exists, effect", () => {
