@@ -13,6 +13,7 @@ const benches: Bench[] = [
   { name: "kube-sim", run: async () => require("./kube-sim").metrics() },
   { name: "rollout", run: async () => require("./rollout").metrics() },
   { name: "provider", run: async () => require("./provider").metrics() },
+  { name: "preview", run: async () => require("./preview").metrics() },
 ];
 
 function table(rows: Metric[]): string {

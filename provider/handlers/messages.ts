@@ -18,6 +18,8 @@ export const planImage = (image: string, nodes: readonly string[]) => {
   return `installer ${image}: ${nodes.length ? shown.join(", ") : "every node"}`;
 };
 export const planImageUnknown = (reason: string) => `(read from the node at apply time: ${reason})`;
+export const planImageNotReadInTime = (budgetMs: number) =>
+  `not read within the preview's ${Math.round(budgetMs / 100) / 10}s for installer images`;
 export const planUnknownInputs = "(plan computed at apply time: inputs are not known yet)";
 
 export const deleteUnreachable = (what: string, cluster: string, reason: string) =>

@@ -23,7 +23,7 @@ import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Prop
 import { warn } from "./diagnostics";
 import { rolloutProgress } from "./rolloutProgress";
 import { engineCancellation } from "./engine";
-import { mapLimit } from "../mapLimit";
+import { imagePlanLines, imageReadBudgetMs } from "./imagePlan";
 import { formatDuration as formatGoDuration } from "../template/duration";
 import { withBoundedHeap } from "./memory";
 import * as msg from "./messages";
@@ -88,7 +88,8 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
   const spec = parseTalosUpgrade(news);
   const kube = kubeApi(spec.kubeconfig, spec.urn);
   try {
-    return await withTimeout(PREVIEW_TIMEOUT_MS, msg.KUBERNETES_API, async () => {
+    // The Kubernetes part within 5 s; then the images read from the nodes under their own budget (imagePlan.ts).
+    const planned = await withTimeout(PREVIEW_TIMEOUT_MS, msg.KUBERNETES_API, async () => {
       const scope = withMachineOverrides(kube, spec.machines);
       const [machines, mirrored] = await Promise.all([scope.listMachines(), kube.readStatusRecord(spec.clusterName)]);
       const healthchecks = [
@@ -104,13 +105,14 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
       });
       const byName = new Map(machines.map((m) => [m.name, m]));
       const pending = plan.waves.flatMap((w) => w.machines.map((pm) => byName.get(pm.name)!));
-      return [
-        ...(step ? [planPathStep(stepLabel(step.steps, step.index), msg.planLiveCluster)] : []),
-        ...describePlan(plan), ...quorumLossPlanLines(machines, plan, spec.etcdQuorumLoss), ...(await imagePlanLines(spec, pending, target)),
-        ...(step ? laterStepLines(spec, machines, step, healthchecks) : []),
-        ...gatePlanLines(spec.gates, new Date()),
-      ];
+      return {
+        head: [...(step ? [planPathStep(stepLabel(step.steps, step.index), msg.planLiveCluster)] : []),
+          ...describePlan(plan), ...quorumLossPlanLines(machines, plan, spec.etcdQuorumLoss)],
+        pending, target,
+        tail: [...(step ? laterStepLines(spec, machines, step, healthchecks) : []), ...gatePlanLines(spec.gates, new Date())],
+      };
     });
+    return [...planned.head, ...(await imageLines(spec, planned.pending, planned.target)), ...planned.tail];
   } catch (err) {
     return [msg.planUnavailable(errorText(err))];
   } finally {
@@ -150,33 +152,19 @@ function gatePlanLines(g: GateInputs, now: Date): string[] {
 }
 
 /** Each node's installer image: the user's choice, else its own platform and schematic, read from it (Omni's rule). */
-function imageFor(talos: TalosApi, spec: TalosUpgradeSpec): (m: Machine, version: string) => Promise<string> {
-  return async (m, version) => spec.installer.installerImage
-    ?? nodeInstallerImage(m.name, version, await talos.imageFacts(m.address), spec.installer);
+function imageFor(talos: TalosApi, spec: TalosUpgradeSpec): (m: Machine, version: string, signal?: AbortSignal) => Promise<string> {
+  return async (m, version, signal) => spec.installer.installerImage
+    ?? nodeInstallerImage(m.name, version, await talos.imageFacts(m.address, { signal }), spec.installer);
 }
 
-/**
- * Which installer image each pending node gets, grouped ("installer ghcr.io/…:v1.13.2: cp-1, w-1"), so a reviewer
- * sees before the merge that nodes installed from Image Factory keep their extensions. Read from the nodes within
- * the preview's budget; a node that cannot be read says so (the run reads it again before its upgrade).
- */
-/** Nodes read at once for the plan's image lines: at 1,000 nodes, all at once was a burst of 1,000 Talos calls. */
-const PLAN_READS_IN_FLIGHT = 16;
-
-async function imagePlanLines(spec: TalosUpgradeSpec, pending: Machine[], version = spec.version): Promise<string[]> {
+/** The plan's installer-image lines (imagePlan.ts); a node that cannot be read says so (the run reads it again). */
+async function imageLines(spec: TalosUpgradeSpec, pending: Machine[], version: string): Promise<string[]> {
   if (pending.length === 0) return [];
   if (spec.installer.installerImage) return [msg.planImage(spec.installer.installerImage, [])];
   const talos = talosApi(spec.talosconfig);
   try {
     const image = imageFor(talos, spec);
-    const byImage = new Map<string, string[]>();
-    await mapLimit(pending, PLAN_READS_IN_FLIGHT, async (m) => {
-      const key = await image(m, version).catch((err) => msg.planImageUnknown(errorText(err)));
-      const names = byImage.get(key);
-      if (names) names.push(m.name);
-      else byImage.set(key, [m.name]);
-    });
-    return [...byImage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([img, names]) => msg.planImage(img, names.sort()));
+    return await imagePlanLines(pending, (m, signal) => image(m, version, signal), imageReadBudgetMs(pending.length));
   } finally {
     talos.close();
   }

@@ -1,0 +1,53 @@
+// The preview plan's installer-image lines at scale (issue 23.3): read under their own budget with a bounded number in
+// flight; when the budget ends, the nodes not read yet are named as read at apply time and the lines of those read stand.
+import * as assert from "node:assert/strict";
+import { imagePlanLines, imageReadBudgetMs, PLAN_READS_IN_FLIGHT } from "../../../provider/handlers/imagePlan";
+import type { Machine } from "../../../provider/rollout/ports";
+
+const machine = (name: string): Machine => ({ name, role: "worker", address: name, ready: true, cordoned: false, machineSet: "workers" });
+const VANILLA = "ghcr.io/siderolabs/installer:v1.13.2";
+
+describe("unit: handlers — the preview's installer-image lines (imagePlan.ts)", () => {
+  it("groups the nodes by image, sorted, and says why a node could not be read", async () => {
+    const nodes = ["w-3", "w-1", "cp-1", "w-2"].map(machine);
+    const lines = await imagePlanLines(nodes, async (m) => {
+      if (m.name === "w-2") throw new Error("node w-2: connection refused");
+      return m.name === "w-3" ? "factory.talos.dev/metal-installer/abc:v1.13.2" : VANILLA;
+    }, 5_000);
+    assert.deepEqual(lines, [
+      "installer (read from the node at apply time: node w-2: connection refused): w-2",
+      "installer factory.talos.dev/metal-installer/abc:v1.13.2: w-3",
+      `installer ${VANILLA}: cp-1, w-1`,
+    ]);
+  });
+
+  it("keeps at most PLAN_READS_IN_FLIGHT reads in flight, and names the nodes not read when the budget ends", async () => {
+    const nodes = Array.from({ length: 200 }, (_, i) => machine(`w-${String(i).padStart(3, "0")}`));
+    let inFlight = 0;
+    let most = 0;
+    const aborted: string[] = [];
+    const lines = await imagePlanLines(nodes, (m, signal) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      // The first 100 answer at once; the others hang until the budget ends (their signal aborts).
+      if (Number(m.name.slice(2)) < 100) {
+        inFlight--;
+        return Promise.resolve(VANILLA);
+      }
+      return new Promise<string>((_, reject) => signal.addEventListener("abort", () => {
+        inFlight--;
+        aborted.push(m.name);
+        reject(new Error("aborted"));
+      }, { once: true }));
+    }, 200);
+    assert.equal(most, PLAN_READS_IN_FLIGHT);
+    assert.equal(aborted.length, PLAN_READS_IN_FLIGHT, "the reads in flight are aborted at the budget's end");
+    assert.equal(lines.length, 2);
+    assert.match(lines[0], /^installer \(read from the node at apply time: not read within the preview's 0\.2s for installer images\): w-100, w-101, .* and 88 more$/);
+    assert.match(lines[1], new RegExp(`^installer ${VANILLA.replace(/[.]/g, "\\.")}: w-000, w-001, .* and 88 more$`));
+  });
+
+  it("the budget grows with the nodes: 5 s, plus 10 ms a node, at most 30 s", () => {
+    assert.deepEqual([imageReadBudgetMs(3), imageReadBudgetMs(1000), imageReadBudgetMs(10_000)], [5_030, 15_000, 30_000]);
+  });
+});
