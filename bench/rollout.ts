@@ -191,9 +191,9 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       PULUMI_CONFIG_PASSPHRASE: "bench", PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
       PULUMI_SUPPRESS_NEO_LINK: "true", PATH: `${toolsBin}:${process.env.PATH ?? ""}`,
       ...(traceFile ? { TALOS_GATE_KUBE_TRACE: traceFile } : {}),
-      // Opt-in: BENCH_CPU_PROF=<dir> has every Node.js process of `pulumi up` (the provider among them) write a CPU
-      // profile there when it exits (open in Chrome DevTools or speedscope).
-      ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}` } : {}),
+      // Opt-in: BENCH_CPU_PROF=<file> has the provider profile its rollout (provider/handlers/cpuProfile.ts) into
+      // <file>.<nodes>.cpuprofile (open in Chrome DevTools or speedscope).
+      ...(process.env.BENCH_CPU_PROF ? { TALOS_GATE_CPU_PROFILE: `${path.resolve(process.env.BENCH_CPU_PROF)}.${nodes}.cpuprofile` } : {}),
     };
     const dir = programDir(path.join(work, "program"), cluster, simDir);
     const stack = await LocalWorkspace.createOrSelectStack({ stackName: "bench", workDir: dir }, {

@@ -26,6 +26,7 @@ import { engineCancellation } from "./engine";
 import { imagePlanLines, imageReadBudgetMs } from "./imagePlan";
 import { formatDuration as formatGoDuration } from "../template/duration";
 import { withBoundedHeap } from "./memory";
+import { profileCpu } from "./cpuProfile";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
 import {
@@ -176,6 +177,7 @@ async function imageLines(spec: TalosUpgradeSpec, pending: Machine[], version: s
  * through the cluster (`talos-gate stop`, seen by the rollout on its Lease).
  */
 async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, op: "create" | "update", previous?: Properties): Promise<TalosUpgradeOutputs> {
+  const profiled = profileCpu();
   const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
   const abort = new AbortController();
@@ -237,6 +239,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, o
     process.off("SIGTERM", onSignal);
     talos.close();
     await kube.close().catch(() => undefined);
+    await profiled();
   }
 }
 
