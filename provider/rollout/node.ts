@@ -66,9 +66,14 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
     // Only our own cordon (our drain, on both paths) is lifted; an administrator's stays. Talos lifts only its own at
     // boot (talos.dev/cordoned; it does not mark a node that was already unschedulable: node_apply.go ApplyCordoned).
-    await whenApiBack(ctx, apiAway, bound.signal, () => ctx.kube.uncordon(machine.name, opts.holder));
+    // Lifted once the Node reports Ready on the target: the kubelet's writes at boot are done by then, so the patch
+    // (which tests the Node's resourceVersion) is not refused and retried on the node's critical path (issue 23). A
+    // control plane the API server may be behind is lifted first, which also waits for the API to be back.
+    const lift = () => whenApiBack(ctx, apiAway, bound.signal, () => ctx.kube.uncordon(machine.name, opts.holder));
+    if (apiAway) await lift();
     stepped("back");
     await waitNodeReady(ctx, machine, target, started, bound.signal, fail);
+    if (!apiAway) await lift();
     await ctx.emit({ type: "NodeBack", at: ctx.now(), node: machine.name, version: target }, true);
   } catch (e) {
     // A failed node (drain refused, back on the old version, not back in time) must not stay unschedulable because

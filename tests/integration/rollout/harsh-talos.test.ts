@@ -120,7 +120,7 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
     for (const n of s.talos.nodes()) assert.equal(n.received.reboot - before[n.name], 1, `${n.name}: Reboot sent once`);
   });
 
-  it("Nodes stay Ready on the old osImage through the reboot and the kubelet reports late: waited out, never taken as done", async () => {
+  it("Nodes stay Ready on the old osImage through the reboot and the kubelet reports late: waited out, never taken as done, uncordoned after the report", async () => {
     s.kubelet.staleWhileDown = true;
     s.kubelet.reportDelayMs = 2500;
     const seenStale: string[] = [];
@@ -130,14 +130,26 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
       });
     };
     s.talos.on("up", onUp);
+    // A worker's cordon is lifted only once its Node reports Ready on the target (issue 23: lifted right after the boot,
+    // its patch raced the kubelet's report and was refused and retried on the node's critical path). A control plane's
+    // is lifted first, which waits for the API server it may be behind.
+    const uncordon = kube.uncordon;
+    const liftedBeforeReport: string[] = [];
+    kube.uncordon = async (node, owner) => {
+      const m = await kube.readMachine!(node);
+      if (m?.role === "worker" && !(m?.ready && m.talosVersion === "v1.13.4")) liftedBeforeReport.push(`${node} (${m?.talosVersion}, ready ${m?.ready})`);
+      return uncordon.call(kube, node, owner);
+    };
     try {
       await rollTo(s, kube, talos, "harsh-kubelet", "v1.13.4", []);
     } finally {
+      kube.uncordon = uncordon;
       s.talos.off("up", onUp);
       s.kubelet.staleWhileDown = false;
       s.kubelet.reportDelayMs = 0;
     }
     assert.ok(seenStale.length >= 3, `Talos was back while its Node still read Ready on the old osImage: ${seenStale.join(", ")}`);
+    assert.deepEqual(liftedBeforeReport, [], "a worker uncordoned before its Node reported Ready on the target");
   });
 
   it(">= 1.13 path with 3 control planes: each one hands etcd leadership over before it reboots (as Omni does)", async () => {
