@@ -128,6 +128,8 @@ export const msg = {
     "check the node's console, then re-run to resume, or raise nodeTimeout",
   lastDown: (detail: string) => `last seen: unreachable: ${detail}`,
   lastSameBoot: () => "last seen: up with the same boot id, it has not rebooted",
+  lastSameBootThenUnanswered: (detail: string) =>
+    `last seen: up with the same boot id, it has not rebooted; the looks after it got no answer in time: ${detail}`,
   lastOtherVersion: (v: string) => `last seen: rebooted, running ${v}`,
   lastNothing: () => "no answer yet",
   aborted: (node: string) => `talos: node ${node}: upgrade interrupted (cancelled); re-run to resume`,
