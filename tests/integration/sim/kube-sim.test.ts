@@ -331,6 +331,48 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
     }
   });
 
+  it("issue 24: a control plane's mirror pods follow its static pods (a new image replaces the pod, Ready as the static pod) and the Node its kubelet's version", async () => {
+    const node = machines[0].name;
+    const apiserver = () => core.readNamespacedPod({ name: `kube-apiserver-${node}`, namespace: "kube-system" });
+    const ready = (p: k8s.V1Pod) => p.status?.conditions?.find((c) => c.type === "Ready")?.status;
+    const old = await apiserver();
+    assert.equal(old.spec?.containers[0].image, "registry.k8s.io/kube-apiserver:v1.34.1");
+    assert.equal(ready(old), "True", "registered Running and Ready");
+    assert.equal(old.status?.hostIP, machines[0].address, "upgrade-k8s finds the pod by the node's IP");
+    const talos = new EventEmitter();
+    const att = sim.attachLifecycle(talos);
+    try {
+      const pod = { component: "kube-apiserver", image: "registry.k8s.io/kube-apiserver:v1.35.2", configVersion: "2" };
+      talos.emit("staticPod", { name: node }, { ...pod, ready: false });
+      await att.idle();
+      let p = await apiserver();
+      assert.notEqual(p.metadata?.uid, old.metadata?.uid, "a new mirror pod, as the kubelet makes for a changed static pod");
+      assert.equal(p.spec?.containers[0].image, pod.image);
+      assert.equal(p.metadata?.annotations?.["talos.dev/config-version"], "2");
+      assert.equal(p.metadata?.labels?.["app.kubernetes.io/version"], "1.35.2");
+      assert.equal(ready(p), "False");
+      talos.emit("staticPod", { name: node }, { ...pod, ready: true });
+      await att.idle();
+      p = await apiserver();
+      assert.equal(ready(p), "True");
+      assert.equal(p.status?.containerStatuses?.[0].image, pod.image);
+      // the node going down marks its mirror pods not ready; back up, they are ready again
+      talos.emit("down", { name: node }, { reason: "reboot", cordon: false });
+      await att.idle();
+      assert.equal(ready(await apiserver()), "False");
+      talos.emit("up", { name: node }, { version: "v1.12.4", bootId: "cp-boot-2" });
+      await att.idle();
+      assert.equal(ready(await apiserver()), "True");
+      // the kubelet: stopped, nothing changes; started on another image, the Node reports its version
+      talos.emit("kubelet", { name: workers[0] }, { version: "v1.34.1", running: false });
+      talos.emit("kubelet", { name: workers[0] }, { version: "v1.35.2", running: true });
+      await att.idle();
+      assert.equal((await core.readNode({ name: workers[0] })).status?.nodeInfo?.kubeletVersion, "v1.35.2");
+    } finally {
+      att.detach();
+    }
+  });
+
   it("answers 429 to an eviction blocked by a PDB, admits it once the PDB allows, and the ReplicaSet replaces the pod", async () => {
     const sel = { matchLabels: { "app.kubernetes.io/name": "sim-workload" } };
     const count = sim.workloads().replicaSetPods;
