@@ -12,6 +12,8 @@ import type { ControlPlane } from "../../../sim/controlplane";
 import { freshControlPlane } from "../../support/controlPlanes";
 import { KubeSim, MachineSpec, TALOS_CORDONED_ANNOTATION, WORKLOAD_NAMESPACE, startKubeSim } from "../../../sim/kube";
 import { freshNamespace, kubeConfigOf } from "../../support/kube";
+import { applyConfigurationNoReboot, createTalosApi, patchKubernetesImages, readMachineConfig } from "../../../provider/talos";
+import { TalosNodeSim } from "../../../sim/talos";
 
 const run = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
 const machines: MachineSpec[] = [
@@ -370,6 +372,45 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
       assert.equal((await core.readNode({ name: workers[0] })).status?.nodeInfo?.kubeletVersion, "v1.35.2");
     } finally {
       att.detach();
+    }
+  });
+
+  it("issue 24: end to end on the wire: a machine config applied to a simulated Talos node shows in its mirror pod and its Node", async () => {
+    const [cp, w] = [machines[0], machines[1]];
+    const talos = await TalosNodeSim.start({
+      nodes: [cp, w].map((m) => ({ name: m.name, address: m.address, role: m.role, version: m.talosVersion })),
+      timing: { staticPodRestartMs: 20, kubeletRestartMs: 20 },
+    });
+    const att = sim.attachLifecycle(talos);
+    const api = createTalosApi(talos.talosconfig());
+    // the node's own report that the restarted static pod is ready / the kubelet runs again
+    const reported = (what: "staticPod" | "kubelet", node: string) => new Promise<void>((resolve) => {
+      const events: EventEmitter = talos;
+      const on = (n: { name: string }, x: { ready?: boolean; running?: boolean }) => {
+        if (n.name !== node || !(x.ready ?? x.running)) return;
+        events.off(what, on);
+        resolve();
+      };
+      events.on(what, on);
+    });
+    try {
+      let done = reported("staticPod", cp.name);
+      await applyConfigurationNoReboot(api.client, cp.address, patchKubernetesImages(await readMachineConfig(api.client, cp.address), { scheduler: "registry.k8s.io/kube-scheduler:v1.35.2" }));
+      await done;
+      await att.idle();
+      const pod = await core.readNamespacedPod({ name: `kube-scheduler-${cp.name}`, namespace: "kube-system" });
+      assert.equal(pod.spec?.containers[0].image, "registry.k8s.io/kube-scheduler:v1.35.2");
+      assert.equal(pod.metadata?.annotations?.["talos.dev/config-version"], "2");
+      assert.equal(pod.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+      done = reported("kubelet", w.name);
+      await applyConfigurationNoReboot(api.client, w.address, patchKubernetesImages(await readMachineConfig(api.client, w.address), { kubelet: "ghcr.io/siderolabs/kubelet:v1.35.3" }));
+      await done;
+      await att.idle();
+      assert.equal((await core.readNode({ name: w.name })).status?.nodeInfo?.kubeletVersion, "v1.35.3");
+    } finally {
+      api.close();
+      att.detach();
+      await talos.stop();
     }
   });
 
