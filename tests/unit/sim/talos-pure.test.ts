@@ -12,3 +12,13 @@ describe("unit: talos sim rules", () => {
     assert.deepEqual(table.map(([v]) => [v, preserveSkipsEtcdChecks(v)]), table);
   });
 });
+
+describe("unit: sim up options", () => {
+  it("issue 24: --kubernetes sets the version the nodes start on (default v1.34.1); anything else is a usage error", async () => {
+    const { parseSimArgs } = await import("../../../sim/state");
+    assert.equal(parseSimArgs([]).kubernetesVersion, "v1.34.1");
+    assert.equal(parseSimArgs(["--kubernetes", "1.35.2"]).kubernetesVersion, "v1.35.2");
+    assert.equal(parseSimArgs(["--kubernetes=v1.36.0-rc.1"]).kubernetesVersion, "v1.36.0-rc.1");
+    assert.throws(() => parseSimArgs(["--kubernetes", "latest"]), /--kubernetes must be a Kubernetes version like v1\.35\.2, got "latest"/);
+  });
+});
