@@ -1,5 +1,6 @@
 // Pure rules of the simulated Talos node, checked against the Talos releases they mirror.
 import * as assert from "node:assert/strict";
+import { parseSimArgs } from "../../../sim/state";
 import { preserveSkipsEtcdChecks } from "../../../sim/talos/node";
 
 describe("unit: talos sim rules", () => {
@@ -14,8 +15,7 @@ describe("unit: talos sim rules", () => {
 });
 
 describe("unit: sim up options", () => {
-  it("issue 24: --kubernetes sets the version the nodes start on (default v1.34.1); anything else is a usage error", async () => {
-    const { parseSimArgs } = await import("../../../sim/state");
+  it("issue 24: --kubernetes sets the version the nodes start on (default v1.34.1); anything else is a usage error", () => {
     assert.equal(parseSimArgs([]).kubernetesVersion, "v1.34.1");
     assert.equal(parseSimArgs(["--kubernetes", "1.35.2"]).kubernetesVersion, "v1.35.2");
     assert.equal(parseSimArgs(["--kubernetes=v1.36.0-rc.1"]).kubernetesVersion, "v1.36.0-rc.1");
