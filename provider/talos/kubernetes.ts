@@ -251,7 +251,8 @@ export async function readMachineConfig(client: TalosClient, node: string, opts?
     bytes = decodeSpec("MachineConfigSpec", r.protoSpec).yaml_marshalled;
   } catch (err) {
     // a node without the resource, or a role that may not read it (the resource is sensitive: os:admin only)
-    if (err instanceof TalosError && (err.code === "NOT_FOUND" || err.code === "PERMISSION_DENIED")) {
+    if (err instanceof TalosError && err.code === "NOT_FOUND") throw new TalosError(err.code, msg.machineConfigMissing(node), node, err.grpcCode);
+    if (err instanceof TalosError && err.code === "PERMISSION_DENIED") {
       throw new TalosError(err.code, msg.machineConfigUnreadable(node, err.detail ?? err.code), node, err.grpcCode);
     }
     throw err;
@@ -311,7 +312,7 @@ export async function applyConfigurationNoReboot(client: TalosClient, node: stri
     if (!(err instanceof TalosError)) throw err;
     const detail = scrub(err.detail ?? "", yaml);
     if (err.code === "FAILED_PRECONDITION" && APPLY_BUSY.test(detail)) {
-      throw new TalosError("IN_PROGRESS", msg.inProgress(node, "apply configuration", detail), node, err.grpcCode, { detail });
+      throw new TalosError("IN_PROGRESS", msg.applyBusy(node, detail), node, err.grpcCode, { detail });
     }
     if (err.code === "INVALID_ARGUMENT" || err.code === "FAILED_PRECONDITION" || err.code === "UNIMPLEMENTED" || err.code === "UNKNOWN" || err.code === "INTERNAL") {
       throw new TalosError(err.code, msg.applyRefused(node, err.code, detail || "no details"), node, err.grpcCode, { detail });

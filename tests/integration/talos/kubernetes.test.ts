@@ -120,6 +120,7 @@ describe("talos: Kubernetes upgrades over the Talos API (machine config, static 
     assert.ok(!err.message.includes(SIM_CONFIG_SECRET) && !(err.detail ?? "").includes(SIM_CONFIG_SECRET));
     node.faults.rejectApply = { code: Status.FAILED_PRECONDITION, message: "another apply configuration is already in progress" };
     err = await rejectsWith(applyConfigurationNoReboot(h.api.client, W, config), "IN_PROGRESS");
+    assert.match(err.message, /^talos: node 10\.5\.0\.3: Talos refused the machine configuration for now \(another apply configuration is already in progress\); .* retry after it finishes$/);
     assert.equal(err.retryable, true);
     node.faults = {};
     // what Talos itself refuses on the wire: no v1alpha1 document, the deprecated REBOOT mode
