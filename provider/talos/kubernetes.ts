@@ -7,7 +7,7 @@
 //
 // The machine configuration holds the cluster's secrets (CA keys, tokens): it goes from the node back to the node and
 // nowhere else — no log, status or error quotes it, and errors about it name only the node, document and field.
-import { isMap, parseAllDocuments, type Document } from "yaml";
+import { isMap, isScalar, parseAllDocuments, type Document } from "yaml";
 import { APPLY_MODE, CallOptions, TalosClient } from "./client";
 import { TalosError } from "./errors";
 import { CONFIG_NAMESPACE, MACHINE_CONFIG_ID, MACHINE_CONFIG_TYPE } from "./facts";
@@ -176,6 +176,27 @@ function imageSite(docs: Document.Parsed[], key: KubernetesImageKey, where: stri
 }
 
 /**
+ * Sets a scalar at `path`, making the mappings on the way (an empty `kubelet:` is null in YAML); an existing scalar
+ * keeps its node, so its comment and style stay.
+ */
+function setField(doc: Document.Parsed, path: readonly string[], value: string, where: string): void {
+  let map: unknown = doc.contents;
+  for (const [i, key] of path.slice(0, -1).entries()) {
+    if (!isMap(map)) break;
+    let next: unknown = map.get(key, true);
+    if (!isMap(next)) {
+      if (next !== undefined && !(isScalar(next) && next.value === null)) {
+        throw new TalosError("CONFIG", msg.machineConfigNotMapping(where, path.slice(0, i + 1).join(".")));
+      }
+      next = doc.createNode({});
+      map.set(key, next);
+    }
+    map = next;
+  }
+  if (isMap(map)) map.set(path[path.length - 1], value);
+}
+
+/**
  * The images a machine configuration sets (undefined where it sets none: Talos then runs its default for its
  * Kubernetes version). `where` names the node or document in errors.
  */
@@ -203,7 +224,7 @@ export function patchKubernetesImages(yaml: string, images: KubernetesImages, wh
     if (image === undefined) continue;
     parseImageRef(image); // refuses what is not an image reference (CONFIG, naming the image only)
     const { doc, path } = imageSite(docs, key, where);
-    doc.setIn(path, image); // an existing scalar keeps its node: its comment and style stay
+    setField(doc, path, image, where);
   }
   // no folding of long lines (certificates), no padding added inside flow collections the text did not have
   return docs.map((d) => d.toString({ lineWidth: 0, flowCollectionPadding: false })).join("");

@@ -182,6 +182,9 @@ export const msg = {
   machineConfigMissing: (node: string) =>
     `talos: node ${node}: the node has no active machine configuration (MachineConfigs.config.talos.dev/v1alpha1); ` +
     "it may be in maintenance mode — apply a configuration to it first",
+  machineConfigNotMapping: (where: string, field: string) =>
+    `${where}: \`${field}\` in the machine configuration is not a mapping, so the image cannot be set under it; fix the ` +
+    "node's configuration first",
   machineConfigEmpty: (node: string) =>
     `talos: node ${node}: the active machine configuration (MachineConfigs.config.talos.dev/v1alpha1) is empty; ` +
     "the node may be in maintenance mode — apply a configuration to it first",
