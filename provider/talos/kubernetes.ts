@@ -369,11 +369,19 @@ export interface ServiceState {
   healthy: boolean;
 }
 
-/** The state of a Talos service on `node` (default the kubelet); NOT_FOUND while it is stopped (the resource is gone). */
+/**
+ * The state of a Talos service on `node` (default the kubelet). A stopped service has no resource (Talos destroys it,
+ * which upgrade-k8s waits for after patching the kubelet): that is `{ running: false, healthy: false }`.
+ */
 export async function serviceState(client: TalosClient, node: string, service = KUBELET_ID, opts?: CallOptions): Promise<ServiceState> {
-  const r = await client.getResource(node, SERVICE_NAMESPACE, SERVICE_TYPE, service, opts);
-  const s = decodeSpec("ServiceSpec", r.protoSpec);
-  return { running: !!s.running, healthy: !!s.healthy };
+  try {
+    const r = await client.getResource(node, SERVICE_NAMESPACE, SERVICE_TYPE, service, opts);
+    const s = decodeSpec("ServiceSpec", r.protoSpec);
+    return { running: !!s.running, healthy: !!s.healthy };
+  } catch (err) {
+    if (err instanceof TalosError && err.code === "NOT_FOUND") return { running: false, healthy: false };
+    throw err;
+  }
 }
 
 /** One bootstrap manifest Talos rendered on a control plane: its id and the Kubernetes objects in it. */
