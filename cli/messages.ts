@@ -172,15 +172,16 @@ export const cliMsg = {
   simNoControl: (dir: string, pid: number) =>
     `the simulated cluster in ${dir} (pid ${pid}) was started by an earlier talos-gate without a control endpoint; ` +
     "restart it ('talos-gate sim down', then 'talos-gate sim up') to set faults",
-  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]",
+  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|" +
+    "static-pod-never-ready|kubelet-never-returns|clear> [--dir D]",
   simRecoverArgs: () => "usage: talos-gate sim recover <node> [--dir D]",
   simFaults: (node: string, faults: readonly string[]) =>
     faults.length ? `node ${node}: ${faults.join(", ")}` : `node ${node}: no faults`,
   simRecovered: (node: string, faults: readonly string[]) =>
     `node ${node} is booting again${faults.length ? ` (faults still set: ${faults.join(", ")})` : ""}`,
   simFaultsUnknown: (detail: string) => `(faults unknown: the sim's control endpoint did not answer: ${detail})`,
-  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string) =>
-    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}`,
+  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string, kubernetes: string) =>
+    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}, Kubernetes ${kubernetes}`,
   simUpgradeTimes: (pullMs: number, installMs: number, bootSeconds: number) =>
     `  upgrades:    ${pullMs} ms image pull, ${installMs} ms install, ${bootSeconds}s reboot per node`,
 
