@@ -58,6 +58,9 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
       if (n.name === "cp-1") cpBack();
     };
     sim.on("up", onUp);
+    // Both nodes stay down 2 s longer than the file's 50 ms: the fault must be set while w-1 is down, and under load
+    // the control call alone took longer than 50 ms (w-1 was back first and the test failed).
+    for (const n of ["w-1", "cp-1"]) sim.node(n).faults.slowBootMs = 2000;
     try {
       const wentDown = new Promise<void>((r) => sim.once("down", () => r()));
       sim.node("w-1").reboot();
@@ -68,10 +71,12 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
       await cpUp;
       assert.deepEqual(ups, ["cp-1"]);
       assert.equal(sim.node("w-1").up, false);
+      delete sim.node("w-1").faults.slowBootMs;
       assert.deepEqual(await control.recover(server, "w-1"), { node: "w-1", faults: [] });
       assert.equal(sim.node("w-1").up, true);
     } finally {
       sim.off("up", onUp);
+      for (const n of ["w-1", "cp-1"]) delete sim.node(n).faults.slowBootMs;
     }
   });
 
