@@ -3,7 +3,7 @@
 
 export const PLAN_USAGE = `usage: talos-gate plan --version V [--kubeconfig K] [--talosconfig T] [--cluster NAME]
                       [--worker-parallelism N] [--order node1,node2] [--healthcheck-ids id1,id2]
-                      [--last-upgrade-version V] [--json]
+                      [--last-upgrade-version V] [--path V1,V2] [--etcd-quorum-loss refuse|allow] [--json]
 Prints the ordered rollout plan (waves, nodes, from → to, gates) against the cluster in the kubeconfig, without
 changing anything. Machines are read from the Kubernetes Nodes; with a talosconfig each node's running version is
 read from Talos itself. The upgrade status mirrored by the last run (if any) tells whether the change is a revert.
@@ -15,6 +15,8 @@ read from Talos itself. The upgrade status mirrored by the last run (if any) tel
   --order a,b              nodes to upgrade first, in this order (within their role)
   --healthcheck-ids a,b    healthcheck ids that gate every wave (shown in the plan)
   --last-upgrade-version V the version the cluster last converged to (default: from the mirrored status)
+  --path V1,V2             intermediate versions (TalosUpgrade's path): the step the nodes are in, then every later step
+  --etcd-quorum-loss M     refuse (default) or allow: with 2 control planes, what their reboots cost (TalosUpgrade's input)
   --json                   print the plan as JSON`;
 
 export const STATUS_USAGE = `usage: talos-gate status [--kubeconfig K] [--cluster NAME] [-o table|yaml|json] [--watch]
@@ -109,6 +111,9 @@ export const cliMsg = {
   missingValue: (opt: string) => `option ${opt} needs a value`,
   unexpectedArgument: (cmd: string, arg: string) => `unexpected argument ${JSON.stringify(arg)}; see 'talos-gate ${cmd} --help'`,
   versionRequired: () => "--version is required: the Talos version to plan the upgrade to, e.g. --version v1.13.2",
+  badPathVersion: (v: string) => `--path takes the intermediate Talos versions, comma-separated, e.g. --path v1.12.11; got ${JSON.stringify(v)}`,
+  badQuorumLoss: (v: string) => `--etcd-quorum-loss must be refuse or allow (TalosUpgrade's etcdQuorumLoss); got ${JSON.stringify(v)}`,
+  planLiveNodes: "the live nodes",
   notANumber: (opt: string, value: string) => `${opt} must be a whole number of machines, at least 1; got ${JSON.stringify(value)}`,
 
   noKubeconfig: (homeFile: string) =>
@@ -172,15 +177,16 @@ export const cliMsg = {
   simNoControl: (dir: string, pid: number) =>
     `the simulated cluster in ${dir} (pid ${pid}) was started by an earlier talos-gate without a control endpoint; ` +
     "restart it ('talos-gate sim down', then 'talos-gate sim up') to set faults",
-  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]",
+  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|" +
+    "static-pod-never-ready|kubelet-never-returns|clear> [--dir D]",
   simRecoverArgs: () => "usage: talos-gate sim recover <node> [--dir D]",
   simFaults: (node: string, faults: readonly string[]) =>
     faults.length ? `node ${node}: ${faults.join(", ")}` : `node ${node}: no faults`,
   simRecovered: (node: string, faults: readonly string[]) =>
     `node ${node} is booting again${faults.length ? ` (faults still set: ${faults.join(", ")})` : ""}`,
   simFaultsUnknown: (detail: string) => `(faults unknown: the sim's control endpoint did not answer: ${detail})`,
-  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string) =>
-    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}`,
+  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string, kubernetes: string) =>
+    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}, Kubernetes ${kubernetes}`,
   simUpgradeTimes: (pullMs: number, installMs: number, bootSeconds: number) =>
     `  upgrades:    ${pullMs} ms image pull, ${installMs} ms install, ${bootSeconds}s reboot per node`,
 

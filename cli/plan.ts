@@ -4,6 +4,10 @@
 // mirrored status (so a change back to it is planned as an ungated revert). Changes nothing.
 import * as path from "node:path";
 import { describePlan, planRollout, PlanError, type RolloutStrategy } from "../provider/rollout/plan";
+import { currentStep, pathSteps, stepLabel } from "../provider/rollout/path";
+import { laterStepLines } from "../provider/rollout/pathPlan";
+import { planPathStep } from "../provider/rollout/messages";
+import { quorumLossPlanLines } from "../provider/rollout/quorum";
 import type { Machine } from "../provider/rollout/ports";
 import { isValidVersion, sameVersion } from "../provider/version";
 import { withCliErrors, coreApi, parseOptions, readKubeconfig, readMirroredStatus, readTalosconfig, resolveCluster } from "./common";
@@ -61,6 +65,8 @@ async function body(argv: string[]): Promise<number> {
     order: { type: "string" },
     "healthcheck-ids": { type: "string" },
     "last-upgrade-version": { type: "string" },
+    path: { type: "string" },
+    "etcd-quorum-loss": { type: "string" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
@@ -77,6 +83,10 @@ async function body(argv: string[]): Promise<number> {
   }
   const order = list(o.order);
   if (order) strategy.order = order;
+  const upgradePath = list(o.path) ?? [];
+  for (const v of upgradePath) if (!isValidVersion(v)) throw new CliError(cliMsg.badPathVersion(v), 2);
+  const quorumLoss = o["etcd-quorum-loss"] ?? "refuse";
+  if (quorumLoss !== "refuse" && quorumLoss !== "allow") throw new CliError(cliMsg.badQuorumLoss(quorumLoss), 2);
   if (!isValidVersion(o.version)) {
     // planRollout words this error; fail before touching the cluster
     try {
@@ -106,13 +116,18 @@ async function body(argv: string[]): Promise<number> {
     }
     let machines = await kube.listMachines();
     if (talosconfig) machines = await withTalosVersions(machines, talosconfig.text, notes);
+    // With --path, as preview plans it (provider/handlers/upgradePath.ts): the step the live nodes are in, then each
+    // later step from the one before.
+    const healthchecks = list(o["healthcheck-ids"]) ?? [];
+    const steps = upgradePath.length ? pathSteps(upgradePath, o.version) : undefined;
+    const at = steps ? { index: currentStep(steps, machines.map((m) => m.talosVersion)), steps } : undefined;
     let plan;
     try {
       plan = planRollout({
         machines,
-        targetVersion: o.version,
+        targetVersion: at ? at.steps[at.index] : o.version,
         strategy,
-        healthchecks: list(o["healthcheck-ids"]) ?? [],
+        healthchecks,
         ...(lastUpgradeVersion ? { lastUpgradeVersion } : {}),
       });
     } catch (err) {
@@ -124,6 +139,9 @@ async function body(argv: string[]): Promise<number> {
     } else {
       const lines = describePlan(plan);
       if (fromStatus !== undefined && lastUpgradeVersion) lines.splice(1, 0, cliMsg.planUsingStatus(fromStatus, lastUpgradeVersion));
+      if (at) lines.unshift(planPathStep(stepLabel(at.steps, at.index), cliMsg.planLiveNodes));
+      lines.push(...quorumLossPlanLines(machines, plan, quorumLoss));
+      if (at) lines.push(...laterStepLines(strategy, machines, at, healthchecks));
       process.stdout.write(lines.join("\n") + "\n");
     }
     for (const n of notes) process.stderr.write(n + "\n");

@@ -2,7 +2,10 @@
 // from scratch would. tsc --incremental re-emits only what changed, so this also:
 // - removes outputs whose source is gone (a deleted test would otherwise still run from dist/);
 // - compiles from scratch when an output is missing (tsc trusts its .tsbuildinfo and would not re-emit it);
-// - marks every output as built now, since tsc skips writing an unchanged file and prepack compares mtimes.
+// - marks every output as built now, since tsc skips writing an unchanged file and prepack compares mtimes;
+// - does nothing when nothing changed since the last build that passed (dist/.build-stamp): a no-op tsc still costs
+//   ~7 CPU-seconds, paid by every `npm test` after `npm ci`, and twice per git install (npm runs prepare in the clone's
+//   install, then pacote runs it again before packing).
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -11,6 +14,10 @@ import { bundleClientNode } from "./bundle";
 const ROOT = path.join(__dirname, "..");
 const DIST = path.join(ROOT, "dist");
 const BUILD_INFO = path.join(DIST, ".tsbuildinfo");
+const STAMP = path.join(DIST, ".build-stamp");
+/** What else decides the output: compiler options, the installed dependencies' types, this script and the bundler. */
+const BUILD_INPUTS = ["tsconfig.json", "package.json", "package-lock.json", path.join("node_modules", ".package-lock.json"),
+  path.join("scripts", "build.ts"), path.join("scripts", "bundle.ts")].map((f) => path.join(ROOT, f));
 const VENDOR = path.join(DIST, "vendor") + path.sep;
 const TSC = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
 /** The folders tsconfig.json includes (each `<dir>/**\/*.ts`). */
@@ -45,8 +52,28 @@ function outputStem(f: string): string | undefined {
   return ext ? f.slice(0, -ext.length) : undefined;
 }
 
+/**
+ * True when the last passing build is newer than every source, every source folder (a deleted or renamed source
+ * changes its folder's mtime) and every other build input. A build that failed wrote no stamp, so it runs again.
+ */
+function upToDate(): boolean {
+  if (!fs.existsSync(STAMP)) return false;
+  const built = fs.statSync(STAMP).mtimeMs;
+  const newer = (f: string) => fs.existsSync(f) && fs.statSync(f).mtimeMs > built;
+  if (BUILD_INPUTS.some(newer)) return false;
+  for (const dir of SOURCE_DIRS) {
+    const top = path.join(ROOT, dir);
+    if (newer(top)) return false;
+    for (const f of walk(top)) if (!f.includes(`${path.sep}node_modules${path.sep}`) && newer(f)) return false;
+  }
+  return true;
+}
+
 function main(): void {
+  if (upToDate()) return;
+  const started = new Date(); // the stamp's time: a source saved while tsc runs is newer, so the next build takes it
   fs.mkdirSync(DIST, { recursive: true });
+  fs.rmSync(STAMP, { force: true });
   tsc();
   let sources = sourceStems();
   if ([...sources.keys()].some((stem) => !fs.existsSync(`${stem}.js`))) {
@@ -69,6 +96,8 @@ function main(): void {
   }
   if (removed > 0) process.stdout.write(`build: removed ${removed} stale output file(s) from dist/\n`);
   bundleClientNode();
+  fs.writeFileSync(STAMP, `${started.toISOString()}\n`);
+  fs.utimesSync(STAMP, started, started);
 }
 
 main();

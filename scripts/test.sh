@@ -33,24 +33,16 @@ if [ $# -eq 0 ] || [ "$1" = "--group" ] || [ "$1" = "--half" ]; then
   fi
 fi
 
-# The groups of the full run, run at once, balanced by the per-file table (wall and CPU): "a" and "b" hold the Pulumi
-# e2e files and the long rollout files; "c" is every other test file (a new file lands there unless it is listed).
-# Three groups, not two: with two, a quarter of the 2 cores sat idle while both waited on reboots, Jobs and the
-# Pulumi engine (three: 546 s, 821 CPU-s, 1.5 cores busy). Four finished sooner (496 s) but starved the timing-bound
-# Talos and watch tests of group d into failures.
-GROUP_a=(dist/tests/e2e/pipeline.test.js dist/tests/e2e/package.test.js dist/tests/e2e/gates.test.js
-  dist/tests/integration/rollout/safety.test.js)
-GROUP_b=(dist/tests/e2e/upgrade.test.js dist/tests/e2e/template.test.js dist/tests/e2e/small.test.js dist/tests/e2e/smoke.test.js
-  dist/tests/integration/rollout/harsh-talos.test.js
-  dist/tests/integration/rollout/failures.test.js dist/tests/integration/rollout/acceptance.test.js
-  dist/tests/integration/rollout/resume.test.js)
-GROUP_c=()
-while IFS= read -r f; do
-  case " ${GROUP_a[*]} ${GROUP_b[*]} " in *" $f "*) ;; *) GROUP_c+=("$f");; esac
-done < <(find dist/tests -name '*.test.js' | sort)
-for f in "${GROUP_a[@]}" "${GROUP_b[@]}"; do
-  [ -f "$f" ] || { echo "test.sh: $f is listed in a group but was not compiled (renamed? update scripts/test.sh)" >&2; exit 1; }
-done
+# The groups of the full run, run at once: TALOS_GATE_TEST_GROUPS of them (default 3), balanced by tests/support/groups.ts
+# from each file's wall time in the last measured run (tests/timings.json; a new file counts as 20 s until the next
+# `TALOS_GATE_TEST_UPDATE_TIMINGS=1 npm test` writes the table again). On 2 cores the run is close to CPU-bound, so
+# less CPU per file is what makes it faster. Three, not two: with two, a quarter of the 2 cores sat idle while both
+# waited on reboots, Jobs and the Pulumi engine. Four finished sooner once (496 s) but starved the timing-bound Talos
+# and watch tests into failures.
+GROUP_COUNT="${TALOS_GATE_TEST_GROUPS:-3}"
+mapfile -t all_files < <(find dist/tests -name '*.test.js' | sort)
+declare -A GROUP_FILES=()
+while read -r g f; do GROUP_FILES[$g]+="$f "; done < <(node dist/tests/support/groups.js "$GROUP_COUNT" "${all_files[@]}")
 
 mocha() {
   node node_modules/mocha/bin/mocha.js --require dist/tests/support/hooks.js --reporter dist/tests/support/reporter.js \
@@ -84,9 +76,9 @@ if [ $# -gt 0 ] && [ "$1" != "--group" ] && [ "$1" != "--half" ]; then
   exit $rc
 fi
 
-groups=(a b c)
+mapfile -t groups < <(printf '%s\n' "${!GROUP_FILES[@]}" | sort)
 if [ "${1:-}" = "--group" ] || [ "${1:-}" = "--half" ]; then
-  [ -n "${2:-}" ] && declare -p "GROUP_$2" >/dev/null 2>&1 || { echo "test.sh: --group takes one of: ${groups[*]}" >&2; exit 2; }
+  [ -n "${2:-}" ] && [ -n "${GROUP_FILES[$2]:-}" ] || { echo "test.sh: --group takes one of: ${groups[*]}" >&2; exit 2; }
   groups=("$2")
 fi
 logs="${TALOS_GATE_TEST_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/talos-gate-test.XXXXXX")}"
@@ -94,9 +86,9 @@ mkdir -p "$logs"
 echo "test.sh: running ${#groups[@]} group(s) at once (${groups[*]}); live logs in $logs"
 declare -A pids
 for h in "${groups[@]}"; do
-  globs="GROUP_$h[@]"
+  read -r -a files <<< "${GROUP_FILES[$h]}"
   rm -f "$logs/$h.json"
-  TALOS_GATE_TEST_SUMMARY="$logs/$h.json" with_cpuacct "$h" mocha --sort "${!globs}" >"$logs/$h.log" 2>&1 &
+  TALOS_GATE_TEST_SUMMARY="$logs/$h.json" with_cpuacct "$h" mocha --sort "${files[@]}" >"$logs/$h.log" 2>&1 &
   pids[$h]=$!
 done
 summaries=()

@@ -15,7 +15,8 @@ import { RolloutError } from "../rollout/run";
 import { runPath } from "../rollout/pathRun";
 import { stepLabel } from "../rollout/path";
 import { planPathStep } from "../rollout/messages";
-import { laterStepLines, livePathCheck, stepOf } from "./upgradePath";
+import { livePathCheck, stepOf } from "./upgradePath";
+import { laterStepLines } from "../rollout/pathPlan";
 import { outputStatus, pendingCount, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
@@ -110,7 +111,7 @@ async function previewPlan(news: Properties, olds: Properties): Promise<string[]
         head: [...(step ? [planPathStep(stepLabel(step.steps, step.index), msg.planLiveCluster)] : []),
           ...describePlan(plan), ...quorumLossPlanLines(machines, plan, spec.etcdQuorumLoss)],
         pending, target,
-        tail: [...(step ? laterStepLines(spec, machines, step, healthchecks) : []), ...gatePlanLines(spec.gates, new Date())],
+        tail: [...(step ? laterStepLines(spec.strategy, machines, step, healthchecks) : []), ...gatePlanLines(spec.gates, new Date())],
       };
     });
     return [...planned.head, ...(await imageLines(spec, planned.pending, planned.target)), ...planned.tail];

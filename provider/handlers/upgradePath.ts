@@ -3,10 +3,8 @@
 // naming the node, both versions, the rule and a path that works (provider/talos/compat.ts); and the plan shows every
 // step of `path`. Bounded like the preview plan: a cluster that does not answer is checked by the installer at apply.
 import type { KubeClient, KubernetesVersions } from "../kube";
-import { describePlan, planRollout } from "../rollout/plan";
 import type { Machine } from "../rollout/ports";
-import { currentStep, pathSteps, stepLabel } from "../rollout/path";
-import { planPathLater, planPathStep } from "../rollout/messages";
+import { currentStep, pathSteps } from "../rollout/path";
 import { withMachineOverrides } from "../resources/cluster";
 import type { TalosUpgradeSpec } from "../resources/talosUpgrade";
 import { checkUpgradePath } from "../talos/compat";
@@ -45,19 +43,4 @@ export function stepOf(spec: TalosUpgradeSpec, machines: readonly Machine[]): { 
   if (spec.path.length === 0) return undefined;
   const steps = pathSteps(spec.path, spec.version);
   return { index: currentStep(steps, machines.map((m) => m.talosVersion)), steps };
-}
-
-/** The plan lines of the steps after the current one: every node, from the step before (as it will be by then). */
-export function laterStepLines(spec: TalosUpgradeSpec, machines: readonly Machine[], at: { index: number; steps: string[] }, healthchecks: string[]): string[] {
-  const lines: string[] = [];
-  for (let i = at.index + 1; i < at.steps.length; i++) {
-    const from = at.steps[i - 1];
-    lines.push(planPathStep(stepLabel(at.steps, i), from), planPathLater(stepLabel(at.steps, i)));
-    const plan = planRollout({
-      machines: machines.map((m) => ({ ...m, talosVersion: from, ready: true })), targetVersion: at.steps[i], strategy: spec.strategy,
-      healthchecks, lastUpgradeVersion: from, mode: "upgrading",
-    });
-    lines.push(...describePlan(plan));
-  }
-  return lines;
 }

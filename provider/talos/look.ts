@@ -8,7 +8,7 @@ import { sameVersion } from "../version";
 export type LastSeen =
   | { seen: "nothing" }
   | { seen: "down"; detail: string }
-  | { seen: "same-boot" }
+  | { seen: "same-boot"; unansweredSince?: string }
   | { seen: "other-version"; version: string };
 
 /** One answered look: the node still on its old boot, or booted anew and running `version`. */
@@ -39,6 +39,17 @@ export function lookMeaning(w: WaitFacts, look: Look): LookMeaning {
   return { outcome: "failed", error: new TalosError("ROLLED_BACK", msg.rolledBack(w.node, look.version, w.target), w.node) };
 }
 
+/**
+ * What the wait knows after a look that failed. A node that refuses or drops the connection is down. A look that got
+ * no answer in time proves nothing about a node last seen up on its old boot (an overloaded node, or a busy machine
+ * running the client, answers late): it stays "same boot", noting the looks after it went unanswered, so a lost
+ * answer is still named as one at the timeout rather than read as a node that went down.
+ */
+export function afterFailedLook(last: LastSeen, detail: string, unanswered: boolean): LastSeen {
+  if (unanswered && last.seen === "same-boot") return { seen: "same-boot", unansweredSince: detail };
+  return { seen: "down", detail };
+}
+
 /** The "last seen" words of the timeout message. */
 export function lastSeenText(l: LastSeen): string {
   switch (l.seen) {
@@ -47,7 +58,7 @@ export function lastSeenText(l: LastSeen): string {
     case "down":
       return msg.lastDown(l.detail);
     case "same-boot":
-      return msg.lastSameBoot();
+      return l.unansweredSince === undefined ? msg.lastSameBoot() : msg.lastSameBootThenUnanswered(l.unansweredSince);
     case "other-version":
       return msg.lastOtherVersion(l.version);
   }

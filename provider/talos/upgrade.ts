@@ -15,7 +15,7 @@ import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
 import { sleep } from "../sleep";
 import { sameVersion } from "../version";
-import { lookMeaning, waitTimeoutError, type LastSeen, type LostAnswer } from "./look";
+import { afterFailedLook, lookMeaning, waitTimeoutError, type LastSeen, type LostAnswer } from "./look";
 import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
 
 export interface UpgradeTuning {
@@ -282,7 +282,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       }
       newBootId = bootId;
       return true;
-    }, (detail) => (last = { seen: "down", detail }), () => {
+    }, (detail, unanswered) => (last = afterFailedLook(last, detail, unanswered)), () => {
       throw waitTimeoutError(facts, last, lostAnswer, opts.nodeTimeoutMs);
     });
     step("back", target);
@@ -367,13 +367,14 @@ async function sendAction<T>(u: NodeUpgrade, action: string, send: () => Promise
 
 /**
  * Calls `probe` until it returns true; retryable errors (node down) are waited out until `deadline`, other errors
- * are thrown. `onDown` sees the last retryable error; `onTimeout` throws the timeout error.
+ * are thrown. `onDown` sees each retryable error (and whether it was a look that got no answer in time); `onTimeout`
+ * throws the timeout error.
  */
 async function pollUntil(
   u: NodeUpgrade,
   deadline: number,
   probe: (o: { signal?: AbortSignal; timeoutMs: number }) => Promise<boolean>,
-  onDown?: (detail: string) => void,
+  onDown?: (detail: string, unanswered: boolean) => void,
   onTimeout?: () => never,
 ): Promise<void> {
   const { node, target, opts, signal } = u;
@@ -395,7 +396,7 @@ async function pollUntil(
       const cutShort = e.code === "DEADLINE_EXCEEDED" && left < u.probeMs && lastErr !== undefined;
       if (!cutShort) {
         lastErr = e;
-        onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""));
+        onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""), e.code === "DEADLINE_EXCEEDED");
       }
     }
     // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).

@@ -2,8 +2,10 @@
 // of starting one: a control plane costs ~8 CPU-seconds to start (most of it kube-apiserver), a reset well under one.
 // The rule is generic, not a list of what tests create: every object of every listable kind that did not exist in the
 // control plane's baseline (taken once, right after it started) is deleted, and the reset only counts when a second
-// look finds nothing but the baseline. It fails fast (8 s per request, 30 s in all): the next sim waits for it, and a
-// fresh control plane (~10 s) is cheaper than waiting on an API server that stopped answering. Controller-managed objects that every namespace gets (the `default`
+// look finds nothing but the baseline. It runs in the background while the next file starts, often beside the suite's
+// heaviest work (package.test's npm installs): 20 s per request and 60 s in all, since a reset given up on costs a fresh
+// control plane (~10 s, ~5 CPU-s) and, with 8 s / 30 s, group a gave up on one in every run; an API server that stopped
+// answering still fails it within a minute. Controller-managed objects that every namespace gets (the `default`
 // ServiceAccount, `kube-root-ca.crt`) are left to their controllers.
 import * as https from "node:https";
 import * as k8s from "@kubernetes/client-node";
@@ -22,12 +24,15 @@ interface Obj {
   name: string;
   uid: string;
   finalizers: string[];
+  deleting: boolean;
 }
 
 export interface Baseline {
   uids: Set<string>;
   namespaces: Set<string>;
 }
+
+const REQUEST_TIMEOUT_MS = 20_000;
 
 /** Kinds that cannot be listed or deleted as objects, or go with their namespace or owner anyway. */
 const SKIPPED = new Set(["namespaces", "events", "componentstatuses"]);
@@ -46,7 +51,7 @@ class Api {
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
     return new Promise((resolve, reject) => {
       const req = https.request(`${this.server}${path}`, {
-        ...this.opts, method, timeout: 8000,
+        ...this.opts, method, timeout: REQUEST_TIMEOUT_MS,
         headers: body === undefined ? {} : { "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json" },
       }, (res) => {
         const chunks: Buffer[] = [];
@@ -58,7 +63,7 @@ class Api {
           resolve({ status: res.statusCode ?? 0, json });
         });
       });
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within 8 s`)));
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.on("error", reject);
       if (body !== undefined) req.write(JSON.stringify(body));
       req.end();
@@ -97,7 +102,7 @@ async function objects(api: Api, ks: Kind[]): Promise<Obj[]> {
     if (r.status !== 200) throw new Error(`GET ${kind.prefix}/${kind.name}: ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
     const list = r.json;
     for (const o of list.items ?? []) {
-      out.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, finalizers: o.metadata.finalizers ?? [] });
+      out.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, finalizers: o.metadata.finalizers ?? [], deleting: !!o.metadata.deletionTimestamp });
     }
   }));
   return out;
@@ -137,7 +142,7 @@ export async function takeBaseline(cp: ControlPlane, timeoutMs = 30000): Promise
  * left to confirm a graceful deletion), finalizers removed (the Job controller's tracking finalizer would hold them).
  * Throws when the control plane cannot be brought back within timeoutMs: the caller stops it instead.
  */
-export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 30000): Promise<void> {
+export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 60_000): Promise<void> {
   const api = await Api.of(cp);
   const until = Date.now() + timeoutMs;
   const ready = await api.request("GET", "/readyz");
@@ -155,12 +160,16 @@ export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, ti
     const r = await api.request("DELETE", `/api/v1/namespaces/${ns}/events`);
     if (r.status !== 200 && r.status !== 404) throw new Error(`control plane reset: DELETE events in ${ns}: ${r.status}`);
   }));
+  const firstSeen = new Set<string>();
   for (let round = 0; ; round++) {
     const left = extra(await objects(api, ks));
+    if (round === 0) for (const o of left) firstSeen.add(o.uid);
     const nss = (await namespaces(api)).filter((n) => !baseline.namespaces.has(n.name));
     if (left.length === 0 && nss.length === 0) return;
     if (Date.now() > until) {
-      const names = [...left.map(objectPath), ...nss.map((n) => `namespace ${n.name}`)].slice(0, 10);
+      // Why each is still there tells a leak (something recreates it) from a stuck deletion.
+      const why = (o: Obj) => `${objectPath(o)}${firstSeen.has(o.uid) ? "" : " (recreated)"}${o.deleting ? " (being deleted)" : ""}${o.finalizers.length ? ` (finalizers ${o.finalizers.join(",")})` : ""}`;
+      const names = [...left.map(why), ...nss.map((n) => `namespace ${n.name}`)].slice(0, 10);
       throw new Error(`control plane reset: still there after ${timeoutMs} ms: ${names.join(", ")}`);
     }
     const pods = left.filter((o) => o.kind.name === "pods");

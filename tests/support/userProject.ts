@@ -150,7 +150,12 @@ export function createUserProject(dir: string, tarball: string): void {
   write("Pulumi.yaml", `name: ${PROJECT}\nruntime: nodejs\ndescription: Talos upgrades gated by healthchecks\n`);
   write("index.ts", PROGRAM);
   write(".gitignore", "node_modules/\n.sim/\n");
-  mustRun("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], dir, 600_000);
+  installInProject(dir, tarball);
+}
+
+/** `npm install <spec>` in the project at `dir`, from the npm cache where it can. */
+export function installInProject(dir: string, spec: string): void {
+  mustRun("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", spec], dir, 600_000);
 }
 
 /** A stack of the project at `dir`, run by the real CLI with the test backend (file://, passphrase, no plugin download). */

@@ -125,6 +125,23 @@ describe("integration: cli — talos-gate plan and status against the sim", func
       const plan = JSON.parse(json.stdout);
       assert.equal(plan.mode, "upgrading");
       assert.deepEqual(plan.waves.map((w: { machines: { name: string }[] }) => w.machines.map((m) => m.name)), [["cp-1"], ["w-1"], ["w-2"]]);
+      // --path: the step the live nodes are in, then every later step from the one before, as preview shows them.
+      const path = await talosGate(["plan", "--kubeconfig", s.kubeconfigPath, "--version", TARGET, "--path", "v1.12.11"]);
+      assert.equal(path.code, 0, path.stderr);
+      assert.equal(path.stdout, [
+        "path step 1/2: → v1.12.11 (from the live nodes)",
+        "upgrade 3 of 3 machines to v1.12.11 in 3 waves",
+        "1. cp-1 (controlplane) v1.12.4 → v1.12.11",
+        "2. w-1 (worker) v1.12.4 → v1.12.11",
+        "3. w-2 (worker) v1.12.4 → v1.12.11",
+        "path step 2/2: → v1.13.2 (from v1.12.11)",
+        "path step 2/2: → v1.13.2: every node, planned from the live cluster once the step before it is done",
+        "upgrade 3 of 3 machines to v1.13.2 in 3 waves",
+        "1. cp-1 (controlplane) v1.12.11 → v1.13.2",
+        "2. w-1 (worker) v1.12.11 → v1.13.2",
+        "3. w-2 (worker) v1.12.11 → v1.13.2",
+        "",
+      ].join("\n"));
     });
 
     it("plan: bad input is refused with the reason (unknown node in --order, bad version, unknown option)", async () => {
@@ -137,6 +154,8 @@ describe("integration: cli — talos-gate plan and status against the sim", func
       const option = await talosGate(["plan", "--kubeconfig", s.kubeconfigPath, "--versio", TARGET]);
       assert.equal(option.code, 2);
       assert.match(option.stderr, /unknown option --versio; see 'talos-gate plan --help'/);
+      const path = await talosGate(["plan", "--kubeconfig", s.kubeconfigPath, "--version", TARGET, "--path", "1.12"]);
+      assert.deepEqual([path.code, path.stderr], [2, 'talos-gate plan: --path takes the intermediate Talos versions, comma-separated, e.g. --path v1.12.11; got "1.12"\n']);
       const noVersion = await talosGate(["plan", "--kubeconfig", s.kubeconfigPath]);
       assert.equal(noVersion.code, 2);
       assert.match(noVersion.stderr, /--version is required/);

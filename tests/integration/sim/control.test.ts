@@ -2,6 +2,7 @@
 // requests are checked, and faults land on the sim's knobs.
 import * as assert from "node:assert/strict";
 import { control, startControlServer, type ControlServer } from "../../../sim/control";
+import { APPLY_MODE, patchKubernetesImages } from "../../../provider/talos";
 import { TalosNodeSim } from "../../../sim/talos";
 
 describe("integration: sim — the control endpoint behind `talos-gate sim fault`", function () {
@@ -57,6 +58,9 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
       if (n.name === "cp-1") cpBack();
     };
     sim.on("up", onUp);
+    // Both nodes stay down 2 s longer than the file's 50 ms: the fault must be set while w-1 is down, and under load
+    // the control call alone took longer than 50 ms (w-1 was back first and the test failed).
+    for (const n of ["w-1", "cp-1"]) sim.node(n).faults.slowBootMs = 2000;
     try {
       const wentDown = new Promise<void>((r) => sim.once("down", () => r()));
       sim.node("w-1").reboot();
@@ -67,11 +71,30 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
       await cpUp;
       assert.deepEqual(ups, ["cp-1"]);
       assert.equal(sim.node("w-1").up, false);
+      delete sim.node("w-1").faults.slowBootMs;
       assert.deepEqual(await control.recover(server, "w-1"), { node: "w-1", faults: [] });
       assert.equal(sim.node("w-1").up, true);
     } finally {
       sim.off("up", onUp);
+      for (const n of ["w-1", "cp-1"]) delete sim.node(n).faults.slowBootMs;
     }
+  });
+
+  it("issue 24: static-pod-never-ready and kubelet-never-returns hold what a Kubernetes upgrade restarts; recover ends them", async () => {
+    const cp = sim.node("cp-1");
+    await control.setFault(server, "cp-1", "static-pod-never-ready");
+    await control.setFault(server, "cp-1", "kubelet-never-returns");
+    assert.deepEqual((await control.faults(server))["cp-1"], ["static-pod-never-ready", "kubelet-never-returns"]);
+    const images = { apiServer: "registry.k8s.io/kube-apiserver:v1.35.0", kubelet: "ghcr.io/siderolabs/kubelet:v1.35.0" };
+    cp.kubernetes.apply({ data: Buffer.from(patchKubernetesImages(cp.kubernetes.config, images)), mode: APPLY_MODE.NO_REBOOT });
+    assert.equal(cp.kubernetes.staticPods()[0].ready, false);
+    assert.equal(cp.kubernetes.kubelet.running, false);
+    assert.deepEqual(await control.recover(server, "cp-1"), { node: "cp-1", faults: [] });
+    assert.deepEqual(cp.kubernetes.staticPods().map((p) => [p.image, p.ready]), [
+      [images.apiServer, true], ["registry.k8s.io/kube-controller-manager:v1.34.1", true], ["registry.k8s.io/kube-scheduler:v1.34.1", true],
+    ]);
+    assert.deepEqual(cp.kubernetes.kubelet, { image: images.kubelet, version: "v1.35.0", running: true });
+    await assert.rejects(control.recover(server, "cp-1"), /node cp-1 is not down, so there is nothing to recover \(nor is any of its static pods or its kubelet held\)/);
   });
 
   it("reports each node's own time per upgrade, first upgrade call → booted again (what the rollout bench subtracts)", async () => {

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { lookMeaning, waitTimeoutError, type WaitFacts } from "../../../provider/talos/look";
+import { afterFailedLook, lookMeaning, waitTimeoutError, type WaitFacts } from "../../../provider/talos/look";
 
 // What the wait for a rebooting node makes of each look (talos/look.ts); the sim proves the reads, this the meaning.
 describe("talos: what the last look at a rebooting node means", () => {
@@ -35,5 +35,21 @@ describe("talos: what the last look at a rebooting node means", () => {
       /the answer to Reboot was lost \(error reading from server: EOF\) and the node did not reboot within 8s \(last seen: up with the same boot id/);
     // the node went down after the lost answer: it did act, so the words are the plain timeout's
     assert.match(waitTimeoutError(w, { seen: "down", detail: "no route" }, lost, 8000).message, /did not come back on v1\.13\.2 within 8s/);
+  });
+
+  it("looks that get no answer in time after the node was seen on its old boot keep the lost answer named; a refused look is down", () => {
+    const lost = { action: "Reboot", detail: "error reading from server: EOF" };
+    const slow = "read /proc/sys/kernel/random/boot_id: no answer in time";
+    let last = afterFailedLook({ seen: "same-boot" }, slow, true);
+    last = afterFailedLook(last, slow, true);
+    assert.deepEqual(last, { seen: "same-boot", unansweredSince: slow });
+    assert.match(waitTimeoutError(w, last, lost, 8000).message,
+      /the answer to Reboot was lost \(error reading from server: EOF\) and the node did not reboot within 8s \(last seen: up with the same boot id, it has not rebooted; the looks after it got no answer in time: read \/proc/);
+    // a refused connection is the node going down: it acted, so the plain timeout's words
+    const down = afterFailedLook(last, "connect ECONNREFUSED", false);
+    assert.deepEqual(down, { seen: "down", detail: "connect ECONNREFUSED" });
+    assert.match(waitTimeoutError(w, down, lost, 8000).message, /did not come back on v1\.13\.2 within 8s \(last seen: unreachable: connect ECONNREFUSED\)/);
+    // no answer before the node was ever seen: unreachable, as before
+    assert.deepEqual(afterFailedLook({ seen: "nothing" }, slow, true), { seen: "down", detail: slow });
   });
 });
