@@ -97,7 +97,7 @@ function gateCheck(ctx: z.RefinementCtx, h: unknown, i: number, files: FileReade
   return undefined;
 }
 
-function healthchecks(files: FileReader) {
+export function healthchecks(files: FileReader) {
   return z.array(z.unknown()).nullish().transform((list, ctx): HealthcheckJob[] => {
     const checks = (list ?? []).map((h, i) => (h === UNKNOWN ? undefined : gateCheck(ctx, h, i, files)));
     return checks.every((c): c is HealthcheckJob => c !== undefined) ? checks : z.NEVER;
@@ -131,7 +131,7 @@ const strategy = z.object({
 export type StrategyInput = z.input<typeof strategy>;
 
 /** Condition gates (a Condition's gateCondition); failures name the field, e.g. `conditions[0].expression`. */
-const conditions = z.unknown().optional().transform((v, ctx): ConditionGate[] => {
+export const conditions = z.unknown().optional().transform((v, ctx): ConditionGate[] => {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) {
     fail(ctx, msg.conditionsInvalid(0));
@@ -153,7 +153,7 @@ const conditions = z.unknown().optional().transform((v, ctx): ConditionGate[] =>
 });
 
 /** Maintenance windows; failures name the window, e.g. `maintenanceWindows[1].cron`. */
-const maintenanceWindows = z.unknown().optional().transform((v, ctx): MaintenanceSchedule => {
+export const maintenanceWindows = z.unknown().optional().transform((v, ctx): MaintenanceSchedule => {
   const r = parseMaintenanceWindows(v);
   for (const f of r.failures) fail(ctx, msg.fieldFailure(f.field, f.message), [], f.field.split(/[.[]/)[0]);
   return r.schedule ?? z.NEVER;

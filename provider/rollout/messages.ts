@@ -561,3 +561,68 @@ export function eventUpgraded(cluster: string, from: string | undefined, to: str
 export function eventFailed(cluster: string, from: string | undefined, to: string, reason: string): string {
   return `Talos upgrade ${versionHop(from, to)} failed (talos-gate rollout of cluster ${cluster}): ${truncateReason(singleLine(reason))}`;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// KubernetesUpgrade (issue 24.3): its skew refusals at preview, its plan lines, its run's failures.
+
+/** A unit of the Kubernetes rollout as the status names it: "cp-1 (control plane)", "kube-proxy", "w-1 (kubelet)". */
+export const K8S_PROXY_UNIT = "kube-proxy";
+export const k8sControlPlaneUnit = (node: string) => `${node} (control plane)`;
+export const k8sKubeletUnit = (node: string) => `${node} (kubelet)`;
+
+export function k8sSkipsMinor(where: string, running: string, target: string, next: string): string {
+  return `${where} runs ${running}: Kubernetes moves the control plane one minor at a time (its version skew policy), so ${target} ` +
+    `cannot be reached directly: set version to ${next}.x first, then ${target}`;
+}
+
+export function k8sDowngradeMinor(where: string, running: string, target: string): string {
+  return `${where} runs ${running}: going down to ${target} is a minor downgrade, which Kubernetes does not support; ` +
+    `set version to ${running} or newer`;
+}
+
+export function k8sKubeletNewer(node: string, running: string, target: string): string {
+  return `the kubelet of ${node} runs ${running}, newer than the API server would (${target}): kubelets are never newer than ` +
+    `the API server (Kubernetes' version skew policy); set version to ${running} or newer`;
+}
+
+export function k8sKubeletTooOld(node: string, running: string, target: string, maxMinors: number): string {
+  return `the kubelet of ${node} runs ${running}, more than ${maxMinors} minors older than ${target} (Kubernetes' version ` +
+    `skew policy allows kubelets ${maxMinors} minors behind the API server): upgrade Kubernetes one minor at a time`;
+}
+
+export function k8sOutsideTalos(node: string, talos: string, target: string, release: string, min: string, max: string): string {
+  return `node ${node} runs Talos ${talos}, whose range is Kubernetes ${min} – ${max.replace(/\.99$/, ".x")} (Talos ${release}), ` +
+    `so Kubernetes ${target} cannot run on it: upgrade Talos first (a TalosUpgrade, dependsOn before this KubernetesUpgrade)`;
+}
+
+export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets: number, done: number): string {
+  if (controlPlanes + kubelets === 0) return `nothing to do: every node already runs Kubernetes ${target}`;
+  const parts = [`upgrade Kubernetes to ${target}: ${plural(controlPlanes, "control plane")} one at a time, kube-proxy, then ${plural(kubelets, "kubelet")}`];
+  if (done) parts.push(`${done} already on ${target}`);
+  return parts.join(", ");
+}
+
+/** "1. cp-1 (control plane): kube-apiserver, kube-controller-manager, kube-scheduler v1.35.2 → v1.36.1, gated by: …". */
+export function k8sPlanUnitLine(index: number, unit: string, what: string, from: string | undefined, to: string, gatedBy: readonly string[]): string {
+  // "" (kube-proxy): the version it runs is not read, only where it goes.
+  return `${index}. ${unit}: ${what} ${from === "" ? `→ ${to}` : versionHop(from, to)}${gatedBy.length ? `, gated by: ${gatedBy.join(", ")}` : ""}`;
+}
+
+export const K8S_PROXY_WHAT = "cluster.proxy.image on every control plane";
+
+export function k8sStaticPodTimeout(node: string, component: string, target: string, timeoutMs: number, seen: string): string {
+  return `${component} on ${node} was not Ready on ${target} within nodeTimeout ${formatDuration(timeoutMs)} (last seen: ${seen}); ` +
+    `nothing further was touched: look at the static pod (talosctl -n ${node} logs ${component}), then ${RESUME}`;
+}
+
+export function k8sKubeletTimeout(node: string, target: string, timeoutMs: number, seen: string | undefined): string {
+  return `the kubelet of ${node} did not report ${target} within nodeTimeout ${formatDuration(timeoutMs)} (it reports ${seen ?? "nothing"}); ` +
+    `nothing further was touched: look at the kubelet (talosctl -n ${node} service kubelet), then ${RESUME}`;
+}
+
+export function k8sPatchFailed(node: string, what: string, detail: string): string {
+  return `patching ${what} in the machine config of ${node} failed: ${detail}`;
+}
+
+export const k8sStaticPodSeen = (image: string | undefined, ready: boolean | undefined) =>
+  image === undefined ? "no static pod" : `${image}${ready ? ", Ready" : ", not Ready"}`;

@@ -1,0 +1,222 @@
+// The KubernetesUpgrade's run (issue 24.3): `talosctl upgrade-k8s` over the Talos API (kubernetesPlan.ts says what
+// and in which order), with the Talos rollout's machinery around every unit — the same Lease (a TalosUpgrade of the
+// cluster is refused while it runs, and it is refused while one runs), the same gate before each unit (healthchecks,
+// conditions, before a control plane every other control plane Ready and etcd healthy), soak, windows, the status
+// reducer and its progress lines. Level-based: every unit starts from the live versions, so a killed run resumes
+// without redoing a node already on the target. Every wait is bounded: a unit by nodeTimeout, the gate by holdTimeout.
+import { deadline, systemClock, type Deadline } from "./clock";
+import { cleanUp } from "./cleanup";
+import { ConditionWatch } from "./conditions";
+import { RunContext, Stop, errorText } from "./context";
+import { holdGate } from "./hold";
+import {
+  asRolloutPlan, planKubernetesUpgrade, unitName, type ControlPlaneComponent, type KubernetesNode, type KubernetesUnit,
+} from "./kubernetesPlan";
+import type { KubeApi, Machine, TalosApi } from "./ports";
+import { acquireRolloutLease, RolloutError, type RunOptions } from "./run";
+import { soak } from "./soak";
+import { initialStatus, type UpgradeStatus } from "./status";
+import { checkWindow, WaitForWindow } from "./window";
+import * as msg from "./messages";
+import { sameVersion } from "../version";
+
+/** The parts of a node's machine config a unit sets to the target's images (Talos' `upgrade-k8s` patches). */
+export type KubernetesImagePart = "apiServer" | "controllerManager" | "scheduler" | "proxy" | "kubelet";
+
+const PART_OF: Record<ControlPlaneComponent, KubernetesImagePart> = {
+  "kube-apiserver": "apiServer", "kube-controller-manager": "controllerManager", "kube-scheduler": "scheduler",
+};
+
+/** One static pod as Talos reports it (COSI StaticPodStatus). */
+export interface StaticPodState {
+  component: string;
+  /** The image's tag ("v1.36.1"); undefined when it has none. */
+  version?: string;
+  image: string;
+  ready: boolean;
+}
+
+/** What the Kubernetes rollout needs beyond the two ports: the live versions and the machine config patches. */
+export interface KubernetesPort {
+  /** Each machine's live Kubernetes versions (static pods of control planes, the Nodes' kubelets). */
+  read(machines: readonly Machine[], signal: AbortSignal): Promise<KubernetesNode[]>;
+  /** Sets `parts` to `version`'s images in the node's machine config, without a reboot (no change when already set). */
+  setImages(node: Machine, version: string, parts: readonly KubernetesImagePart[], signal: AbortSignal): Promise<void>;
+  /** The node's static pods, as Talos reports them. */
+  staticPods(node: Machine, signal: AbortSignal): Promise<StaticPodState[]>;
+  /** The node's `status.nodeInfo.kubeletVersion` (undefined when the Node is gone or reports none). */
+  kubeletVersion(node: string, signal: AbortSignal): Promise<string | undefined>;
+}
+
+export type KubernetesRunOptions = Pick<RunOptions,
+  | "cluster" | "holder" | "targetVersion" | "healthchecks" | "lastUpgradeVersion" | "holdTimeoutMs" | "nodeTimeoutMs"
+  | "readyPollMs" | "statusWriteIntervalMs" | "leaseDurationSeconds" | "signal" | "clock" | "onStatus" | "onProgress"
+  | "onEvent" | "onWarning" | "conditions" | "soakMs" | "schedule">;
+
+/** Where the Kubernetes rollout mirrors its status: its own ConfigMap beside the Talos one, so neither reads the other's. */
+export const kubernetesStatusKey = (cluster: string): string => `${cluster}.kubernetes`;
+
+/**
+ * The Kubernetes port for this run: its status under its own key, and no Node Events (the Talos rollout's Events say
+ * "TalosUpgrade"; a unit is not a node).
+ */
+function kubernetesScoped(kube: KubeApi): KubeApi {
+  return Object.create(kube, {
+    recordEvent: { value: undefined },
+    writeStatus: { value: (cluster: string, status: unknown) => kube.writeStatus(kubernetesStatusKey(cluster), status) },
+    readStatus: { value: (cluster: string) => kube.readStatus(kubernetesStatusKey(cluster)) },
+  }) as KubeApi;
+}
+
+/** How often a unit looks again at what it waits for (a static pod, a kubelet) when no watch wakes it earlier. */
+const DEFAULT_POLL_MS = 2000;
+
+export async function runKubernetesUpgrade(kube: KubeApi, talos: TalosApi, port: KubernetesPort, opts: KubernetesRunOptions): Promise<UpgradeStatus> {
+  const clock = opts.clock ?? systemClock;
+  const lease = await acquireRolloutLease(kube, opts);
+  const scoped = kubernetesScoped(kube);
+  // The Talos rollout's options: no installer (nothing is installed), and etcd's consent asked only as health (no
+  // member goes down: an API server restarting keeps its etcd member).
+  const runOpts: RunOptions = {
+    ...opts, targetVersion: opts.targetVersion, etcdQuorumLoss: "allow",
+    installerImage: () => { throw new Error("a Kubernetes upgrade installs no Talos image"); },
+  };
+  const ctx = new RunContext(scoped, talos, runOpts, clock, lease, initialStatus(opts.cluster, { lastUpgradeVersion: opts.lastUpgradeVersion }));
+  const conditions = opts.conditions?.length ? new ConditionWatch(kube, opts.conditions) : undefined;
+  try {
+    await rollUnits(ctx, port, conditions);
+    await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
+    return ctx.status;
+  } catch (e) {
+    if (e instanceof WaitForWindow) {
+      await ctx.emit({ type: "RunWaiting", at: ctx.now(), reason: e.message }, true, true);
+      return ctx.status;
+    }
+    const reason = e instanceof Stop ? e.message : errorText(e);
+    await ctx.emit({ type: "RunFailed", at: ctx.now(), reason }, true, true);
+    throw new RolloutError(reason, ctx.status);
+  } finally {
+    conditions?.stop();
+    await cleanUp(ctx, { releaseLease: true });
+  }
+}
+
+/** The live plan: machines from the Node watch, versions from the port (bounded by the run's stop). */
+async function livePlan(ctx: RunContext, port: KubernetesPort) {
+  const machines = await ctx.machines();
+  const nodes = await port.read(machines, ctx.stop);
+  return { machines, plan: planKubernetesUpgrade(nodes, ctx.opts.targetVersion) };
+}
+
+async function rollUnits(ctx: RunContext, port: KubernetesPort, conditions: ConditionWatch | undefined): Promise<void> {
+  const ids = [...ctx.opts.healthchecks.map((c) => c.id), ...(ctx.opts.conditions ?? []).map((c) => c.id)];
+  const first = await livePlan(ctx, port);
+  const statusPlan = asRolloutPlan(first.plan, ids, ctx.opts.lastUpgradeVersion || undefined);
+  await ctx.emit({ type: "RunStarted", at: ctx.now(), plan: statusPlan }, true);
+  const attempted = new Set<string>();
+  let lastBackAt: number | undefined;
+  for (;;) {
+    const { machines, plan } = await livePlan(ctx, port);
+    // kube-proxy is planned while anything is left (its patch is idempotent); once per run is enough.
+    const unit = plan.units.find((u) => !(u.kind === "proxy" && attempted.has(unitName(u))));
+    if (!unit) return;
+    const name = unitName(unit);
+    if (attempted.has(name)) throw new Stop(msg.reasonNodeWrongVersion(name, unit.kind === "proxy" ? undefined : unit.from, plan.target));
+    ctx.checkStop(name);
+    checkWindow(ctx);
+    if (lastBackAt !== undefined) await soak(ctx, conditions, name, lastBackAt);
+    const wave = statusPlan.waves.find((w) => w.machines[0].name === name) ?? asRolloutPlan({ ...plan, units: [unit] }, ids).waves[0];
+    await holdGate(ctx, wave.index, wave, new Set(), conditions, { userGates: true });
+    checkWindow(ctx); // the window may have closed while the gate held
+    attempted.add(name);
+    await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: wave.index });
+    await ctx.emit({ type: "NodeStarted", at: ctx.now(), node: name }, true);
+    const bound = deadline(ctx.clock, ctx.now() + ctx.opts.nodeTimeoutMs, [ctx.stop]);
+    try {
+      await runUnit(ctx, port, unit, machines, bound);
+    } catch (e) {
+      const reason = bound.expired() || !ctx.stop.aborted ? errorText(e) : ctx.stopReason();
+      await ctx.emit({ type: "NodeFailed", at: ctx.now(), node: name, reason }, true);
+      throw new Stop(reason);
+    } finally {
+      bound.dispose();
+    }
+    await ctx.emit({ type: "NodeBack", at: ctx.now(), node: name, version: plan.target }, true);
+    await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: wave.index }, true);
+    lastBackAt = ctx.now();
+  }
+}
+
+function machineOf(machines: readonly Machine[], node: string): Machine {
+  const m = machines.find((x) => x.name === node);
+  if (!m) throw new Error(msg.nodeNotInCluster(node));
+  return m;
+}
+
+async function runUnit(ctx: RunContext, port: KubernetesPort, unit: KubernetesUnit, machines: readonly Machine[], bound: Deadline): Promise<void> {
+  const target = ctx.opts.targetVersion;
+  const name = unitName(unit);
+  const step = (s: "installing" | "waiting", detail?: string) => ctx.emit({ type: "NodeStep", at: ctx.now(), node: name, step: s, ...(detail ? { detail } : {}) });
+  if (unit.kind === "proxy") {
+    await step("installing");
+    for (const cp of machines.filter((m) => m.role === "controlplane")) {
+      await patch(port, cp, target, ["proxy"], bound, msg.K8S_PROXY_UNIT);
+    }
+    return;
+  }
+  const node = machineOf(machines, unit.node);
+  if (unit.kind === "controlPlane") {
+    await step("installing", unit.components.join(", "));
+    await patch(port, node, target, unit.components.map((c) => PART_OF[c]), bound, unit.components.join(", "));
+    await step("waiting", unit.components.join(", "));
+    await waitStaticPods(ctx, port, node, unit.components, bound);
+    return;
+  }
+  await step("installing", "kubelet");
+  await patch(port, node, target, ["kubelet"], bound, "machine.kubelet.image");
+  await step("waiting", "kubelet");
+  await waitKubelet(ctx, port, node, bound);
+}
+
+async function patch(port: KubernetesPort, node: Machine, version: string, parts: readonly KubernetesImagePart[], bound: Deadline, what: string): Promise<void> {
+  try {
+    await port.setImages(node, version, parts, bound.signal);
+  } catch (e) {
+    throw new Error(msg.k8sPatchFailed(node.name, what, errorText(e)));
+  }
+}
+
+/**
+ * Until each of `components` runs the target and is Ready on `node` (Talos' checkPodStatus waits for the pod of the new
+ * config, Ready); at nodeTimeout, fails naming the node and the first component not there, with what was last seen.
+ */
+async function waitStaticPods(ctx: RunContext, port: KubernetesPort, node: Machine, components: readonly ControlPlaneComponent[], bound: Deadline): Promise<void> {
+  const target = ctx.opts.targetVersion;
+  let pods: StaticPodState[] = [];
+  for (;;) {
+    pods = await port.staticPods(node, bound.signal).catch(() => pods); // a restarting API server or apid: look again
+    const missing = components.find((c) => {
+      const p = pods.find((x) => x.component === c);
+      return !p || !p.ready || !sameVersion(p.version, target);
+    });
+    if (!missing) return;
+    if (bound.signal.aborted) {
+      const p = pods.find((x) => x.component === missing);
+      throw new Error(msg.k8sStaticPodTimeout(node.name, missing, target, ctx.opts.nodeTimeoutMs, msg.k8sStaticPodSeen(p?.image, p?.ready)));
+    }
+    await ctx.clock.sleep(ctx.opts.readyPollMs ?? DEFAULT_POLL_MS, bound.signal);
+  }
+}
+
+/** Until the Node reports the target kubelet (Talos' checkNodeKubeletVersion); woken by the Node watch. */
+async function waitKubelet(ctx: RunContext, port: KubernetesPort, node: Machine, bound: Deadline): Promise<void> {
+  const target = ctx.opts.targetVersion;
+  let seen: string | undefined;
+  for (;;) {
+    const generation = ctx.machinesVersion();
+    seen = await port.kubeletVersion(node.name, bound.signal).catch(() => seen);
+    if (sameVersion(seen, target)) return;
+    if (bound.signal.aborted) throw new Error(msg.k8sKubeletTimeout(node.name, target, ctx.opts.nodeTimeoutMs, seen));
+    await ctx.machinesChanged(generation, ctx.opts.readyPollMs ?? DEFAULT_POLL_MS, bound.signal);
+  }
+}
