@@ -75,6 +75,24 @@ export interface EtcdMemberStatusInfo {
   protocolVersion: string;
 }
 
+/** ApplyConfigurationRequest.Mode (api/machine/machine.proto): 0 REBOOT (deprecated), 1 AUTO, 2 NO_REBOOT, 3 STAGED, 4 TRY. */
+export type ApplyConfigurationMode = 0 | 1 | 2 | 3 | 4;
+export const APPLY_MODE = { REBOOT: 0, AUTO: 1, NO_REBOOT: 2, STAGED: 3, TRY: 4 } as const satisfies Record<string, ApplyConfigurationMode>;
+
+export interface ApplyConfigurationRequest {
+  /** The whole machine configuration, every document (a secret). */
+  data: string;
+  mode: ApplyConfigurationMode;
+  dryRun?: boolean;
+}
+
+/** What ApplyConfiguration answered: the mode Talos chose, its explanation and validation warnings. */
+export interface ApplyConfigurationResult {
+  mode: number;
+  modeDetails: string;
+  warnings: string[];
+}
+
 /** A COSI resource as Talos serves it: metadata and the protobuf-encoded spec (plus its YAML form). */
 export interface TalosResource {
   namespace: string;
@@ -208,6 +226,19 @@ export class TalosClient {
   async etcdForfeitLeadership(node: string, opts?: CallOptions): Promise<string> {
     const res = await this.transport.unary<object, Reply>(node, "etcd forfeit leadership", this.transport.method("MachineService", "EtcdForfeitLeadership"), {}, { idempotent: false }, opts);
     return res?.messages?.[0]?.member ?? "";
+  }
+
+  /**
+   * MachineService.ApplyConfiguration of a whole machine configuration (`data`, never logged). Sent again on another
+   * endpoint after a dropped connection: applying the same configuration twice leaves the node as applying it once.
+   */
+  async applyConfiguration(node: string, req: ApplyConfigurationRequest, opts?: CallOptions): Promise<ApplyConfigurationResult> {
+    const res = await this.transport.unary<object, Reply>(node, "apply configuration", this.transport.method("MachineService", "ApplyConfiguration"), {
+      data: Buffer.from(req.data, "utf8"), mode: req.mode, dry_run: req.dryRun ?? false,
+    }, { idempotent: true }, opts);
+    const m = res?.messages?.[0];
+    if (!m) throw new TalosError("STREAM_ENDED", msg.streamEnded(node, "apply configuration"), node);
+    return { mode: m.mode ?? 0, modeDetails: m.mode_details ?? "", warnings: m.warnings ?? [] };
   }
 
   /** COSI State.List: every resource of `type` in `namespace` on `node`. */

@@ -8,8 +8,9 @@ import { parseTalosconfig } from "./talosconfig";
 import { reinstall, upgradeNode, UpgradeTuning } from "./upgrade";
 
 export { DEFAULT_CHANNEL_OPTIONS, TalosClient } from "./client";
+export { APPLY_MODE } from "./client";
 export type {
-  CallOptions, EtcdMemberInfo, EtcdMemberStatusInfo, EventStream, EventsRequest, LegacyUpgradeRequest, TalosClientOptions, TalosEvent,
+  ApplyConfigurationMode, ApplyConfigurationRequest, ApplyConfigurationResult, CallOptions, EtcdMemberInfo, EtcdMemberStatusInfo, EventStream, EventsRequest, LegacyUpgradeRequest, TalosClientOptions, TalosEvent,
   TalosResource, VersionInfo,
 } from "./client";
 export { classify, isRetryable, isTransientRefusal, redact, TalosError } from "./errors";
@@ -17,6 +18,13 @@ export type { TalosErrorCode } from "./errors";
 export { etcdHealthOf, etcdVerdict } from "./etcd";
 export { installerImage, nodeInstallerImage, parseImageRef, targetVersion, versionFromImage } from "./image";
 export type { ImageRef, InstallerChoice, InstallerImageOptions } from "./image";
+export {
+  applyConfigurationNoReboot, bootstrapManifests, defaultKubernetesImages, DEFAULT_IMAGE_REPOSITORIES, imageField, KUBE_PROXY_MANIFEST_ID,
+  kubeletSpecImage, KUBERNETES_IMAGE_KEYS, kubernetesImagesOf, kubernetesVersionOfImage, normalizeKubernetesVersion, patchKubernetesImages,
+  readMachineConfig, serviceState, STATIC_POD_COMPONENTS, STATIC_POD_CONFIG_VERSION_ANNOTATION, STATIC_POD_OF, staticPodOf, staticPodVersions,
+  targetKubernetesImages,
+} from "./kubernetes";
+export type { BootstrapManifest, KubernetesImageKey, KubernetesImages, ServiceState, StaticPod, StaticPodComponent } from "./kubernetes";
 export { normalizeTalosKey, parseEndpoint, parseTalosconfig } from "./talosconfig";
 export type { Endpoint, TalosConfig } from "./talosconfig";
 export { supportsLifecycleApi, needsStagedUpgrade } from "./version";

@@ -171,4 +171,25 @@ export const msg = {
     `node ${node} runs ${version}, newer than the path step ${step}; a rollout never takes a node back: drop ${step} from path`,
   unknownRelease: (version: string, source: string) =>
     `Talos ${version} is newer than the upgrade rules talos-gate knows (${source}): its upgrade path and Kubernetes range are not checked`,
+
+  // --- Kubernetes upgrades over the Talos API (kubernetes.ts); never quote the machine configuration: it holds secrets
+  machineConfigNotYaml: (where: string, code: string, line: number | undefined) =>
+    `${where}: the machine configuration is not valid YAML (${code}${line ? ` at line ${line}` : ""}); ` +
+    "check it with `talosctl -n <node> get machineconfig -o yaml` and fix the node's configuration first",
+  machineConfigNoV1alpha1: (where: string) =>
+    `${where}: the machine configuration has no v1alpha1 document (\`version: v1alpha1\`), which Talos needs outside ` +
+    "maintenance mode; the images cannot be set — fix the node's configuration first",
+  machineConfigEmpty: (node: string) =>
+    `talos: node ${node}: the active machine configuration (MachineConfigs.config.talos.dev/v1alpha1) is empty; ` +
+    "the node may be in maintenance mode — apply a configuration to it first",
+  machineConfigUnreadable: (node: string, detail: string) =>
+    `talos: node ${node}: the active machine configuration cannot be read (${detail}); the talosconfig needs the os:admin ` +
+    "role (the configuration is a sensitive resource) — use an admin talosconfig",
+  applyRefused: (node: string, code: string, detail: string) =>
+    `talos: node ${node}: Talos refused the machine configuration (${code}: ${detail}); nothing was changed on the node — ` +
+    "fix what the refusal names (or the node's configuration), then re-run",
+  applyNotApplied: (node: string, mode: number, details: string) =>
+    `talos: node ${node}: the machine configuration was accepted in mode ${mode} (${details || "no details"}), not applied ` +
+    "without a reboot as asked; check the node's pending configuration (talosctl get machineconfig) before re-running",
+  badKubernetesVersion: (version: string) => `"${version}" is not a Kubernetes version; use the form v1.36.1`,
 };
