@@ -211,7 +211,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
 }
 
 /** customTimeouts.create/update as an input (delete is quick and bounded by the provider already). */
-function runTimeouts(t: pulumi.CustomTimeouts | undefined): { create?: string; update?: string } | undefined {
+export function runTimeouts(t: pulumi.CustomTimeouts | undefined): { create?: string; update?: string } | undefined {
   if (!t || (t.create === undefined && t.update === undefined)) return undefined;
   return { ...(t.create !== undefined ? { create: t.create } : {}), ...(t.update !== undefined ? { update: t.update } : {}) };
 }
