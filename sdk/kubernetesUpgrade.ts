@@ -4,7 +4,7 @@ import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
-import { runTimeouts, type CronWindowArgs, type TalosUpgradeStatus } from "./talosUpgrade";
+import { afterGates, runTimeouts, type CronWindowArgs, type TalosUpgradeStatus } from "./talosUpgrade";
 import { resourceUrn } from "./urn";
 
 export interface KubernetesUpgradeArgs {
@@ -45,10 +45,7 @@ export class KubernetesUpgrade extends pulumi.dynamic.Resource {
   public readonly plan!: pulumi.Output<string[]>;
 
   constructor(name: string, args: KubernetesUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
-    const gates: pulumi.Resource[] = [...(args.healthchecks ?? []), ...(args.conditions ?? [])];
-    const extra = opts?.dependsOn;
-    const dependsOn: pulumi.CustomResourceOptions["dependsOn"] = extra === undefined ? gates
-      : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
+    const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? [])], opts);
     super(shim, name, {
       kind: "KubernetesUpgrade",
       resourceUrn: resourceUrn("KubernetesUpgrade", name, opts),

@@ -163,11 +163,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
     const checks = (args.healthchecks ?? []).map((h) => h.gateCheck);
     // Conditions likewise from their inputs (Condition.gateCondition); they come first in the order too.
     const conditions = (args.conditions ?? []).map((c) => c.gateCondition);
-    const gates: pulumi.Resource[] = [...(args.healthchecks ?? []), ...(args.conditions ?? [])];
-    // pulumi.output keeps Resources as they are (it never unwraps them), so the user's dependsOn merges in any form.
-    const extra = opts?.dependsOn;
-    const dependsOn: pulumi.CustomResourceOptions["dependsOn"] = extra === undefined ? gates
-      : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
+    const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? [])], opts);
     super(shim, name, {
       kind: "TalosUpgrade",
       resourceUrn: resourceUrn("TalosUpgrade", name, opts),
@@ -208,6 +204,14 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
     // the program says it here, on this resource's row.
     if (opts?.replaceOnChanges?.length) void pulumi.log.warn(replaceOnChangesNoEffect(name, opts.replaceOnChanges), this);
   }
+}
+
+/** The gates, then the user's dependsOn (in any form). */
+export function afterGates(gates: pulumi.Resource[], opts: pulumi.CustomResourceOptions | undefined): pulumi.CustomResourceOptions["dependsOn"] {
+  // pulumi.output keeps Resources as they are (it never unwraps them), so the user's dependsOn merges in any form.
+  const extra = opts?.dependsOn;
+  return extra === undefined ? gates
+    : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
 }
 
 /** customTimeouts.create/update as an input (delete is quick and bounded by the provider already). */

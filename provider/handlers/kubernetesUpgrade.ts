@@ -22,6 +22,7 @@ import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Prop
 import { warn } from "./diagnostics";
 import { kubernetesPort } from "./kubernetesPort";
 import { rolloutProgress } from "./rolloutProgress";
+import { storedStatus } from "./talosUpgrade";
 import { holderOf, kubeApi, runAbort, talosApi } from "./runScaffold";
 import * as msg from "./messages";
 import type { KindHandler } from "./registry";
@@ -35,11 +36,6 @@ type KubernetesUpgradeOutputs = Properties & { status: Partial<OutputStatus> | u
  * refuses the other while it runs.
  */
 const holder = (spec: KubernetesUpgradeSpec, id: string) => `${holderOf(spec.owner, id)}#kubernetes`;
-
-function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
-  const s = state?.status;
-  return s && typeof s === "object" ? (s as Partial<OutputStatus>) : undefined;
-}
 
 /** The live plan and the skew refusals, read through the run's own port (one way to read the versions). */
 async function livePlan(spec: KubernetesUpgradeSpec, kube: KubeClient): Promise<{ plan: KubernetesPlan; failures: string[] }> {

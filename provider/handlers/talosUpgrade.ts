@@ -40,7 +40,7 @@ const PREVIEW_TIMEOUT_MS = 5_000;
  * a warning, then ignored.
  */
 /** The status this resource stored (any release's: read as far as it goes). */
-function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
+export function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
   const s = state?.status;
   return s && typeof s === "object" ? (s as Partial<OutputStatus>) : undefined;
 }

@@ -6,12 +6,12 @@ import { z } from "zod";
 import type { HealthcheckJob } from "../rollout/ports";
 import type { MaintenanceSchedule } from "../schedule";
 import { isValidVersion, normalizeVersion } from "../version";
-import { machineOverride, setFields, type MachineOverride } from "./cluster";
+import { machineOverride, setFields } from "./cluster";
 import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT } from "./defaults";
 import { clusterName, goDuration } from "./fields";
 import * as msg from "./messages";
-import { canonical, checkFailures, optionalString, programFiles, withAcrossFields, type CheckFailure, type FileReader } from "./model";
-import { conditions, healthchecks, jobContent, maintenanceWindows, type ConditionGate } from "./talosUpgrade";
+import { canonical, checkFailures, programFiles, withAcrossFields, type CheckFailure, type FileReader } from "./model";
+import { gateFields, jobContent, runFields, type ConditionGate, type TalosUpgradeSpec } from "./talosUpgrade";
 
 const version = z.string({ error: (iss) => msg.kubernetesVersionInvalid(iss.input) })
   .refine(isValidVersion, { error: (iss) => msg.kubernetesVersionInvalid(iss.input) });
@@ -23,23 +23,8 @@ function fields(files: FileReader) {
     version,
     holdTimeout: goDuration("holdTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_HOLD_TIMEOUT }),
     nodeTimeout: goDuration("nodeTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_NODE_TIMEOUT }),
-    healthchecks: healthchecks(files),
-    /** The checks' ids as derived from their inputs (the preview plan names them before they exist). */
-    healthcheckIds: z.array(z.string()).nullish(),
-    conditions,
-    conditionIds: z.array(z.string()).nullish(),
-    soakTime: goDuration("soakTime", { min: { ms: 0, text: "0s" } }),
-    maintenanceWindows,
-    kubeconfig: z.string(),
-    talosconfig: z.string(),
-    /** Lease holder base: `<project>/<stack>/<resource>`, stable across runs of the stack. */
-    owner: optionalString,
-    resourceUrn: optionalString,
-    /** customTimeouts (create, update) as the SDK read them: each bounds a whole run; 0 = none. */
-    customTimeouts: z.object({
-      create: goDuration("customTimeouts.create", { min: { ms: 1000, text: "1s" } }),
-      update: goDuration("customTimeouts.update", { min: { ms: 1000, text: "1s" } }),
-    }).nullish(),
+    ...gateFields(files),
+    ...runFields(),
     machines: z.array(machineOverride).nullish(),
   });
 }
@@ -60,14 +45,8 @@ function model(files: FileReader, check: boolean) {
   return withAcrossFields(byField, () => undefined);
 }
 
-export interface KubernetesUpgradeSpec {
-  clusterName: string;
-  kubeconfig: string;
-  talosconfig: string;
-  owner?: string;
-  urn?: string;
-  /** The machines the Cluster names, with its overrides; empty = every Node as its labels say. */
-  machines: MachineOverride[];
+/** The cluster, credentials and identity as TalosUpgrade's (the same fields, the same meaning). */
+export interface KubernetesUpgradeSpec extends Pick<TalosUpgradeSpec, "clusterName" | "kubeconfig" | "talosconfig" | "owner" | "urn" | "machines"> {
   /** Kubernetes every component must run afterwards, e.g. "v1.36.1". */
   version: string;
   healthchecks: HealthcheckJob[];

@@ -5,7 +5,6 @@
 // reducer and its progress lines. Level-based: every unit starts from the live versions, so a killed run resumes
 // without redoing a node already on the target. Every wait is bounded: a unit by nodeTimeout, the gate by holdTimeout.
 import { deadline, systemClock, type Deadline } from "./clock";
-import { cleanUp } from "./cleanup";
 import { ConditionWatch } from "./conditions";
 import { RunContext, Stop, errorText } from "./context";
 import { holdGate } from "./hold";
@@ -13,10 +12,10 @@ import {
   asRolloutPlan, planKubernetesUpgrade, unitName, type ControlPlaneComponent, type KubernetesNode, type KubernetesUnit,
 } from "./kubernetesPlan";
 import type { KubeApi, Machine, TalosApi } from "./ports";
-import { acquireRolloutLease, RolloutError, type RunOptions } from "./run";
+import { acquireRolloutLease, runToTheEnd, type RunOptions } from "./run";
 import { soak } from "./soak";
 import { initialStatus, type UpgradeStatus } from "./status";
-import { checkWindow, WaitForWindow } from "./window";
+import { checkWindow } from "./window";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
 
@@ -83,22 +82,7 @@ export async function runKubernetesUpgrade(kube: KubeApi, talos: TalosApi, port:
   };
   const ctx = new RunContext(scoped, talos, runOpts, clock, lease, initialStatus(opts.cluster, { lastUpgradeVersion: opts.lastUpgradeVersion }));
   const conditions = opts.conditions?.length ? new ConditionWatch(kube, opts.conditions) : undefined;
-  try {
-    await rollUnits(ctx, port, conditions);
-    await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
-    return ctx.status;
-  } catch (e) {
-    if (e instanceof WaitForWindow) {
-      await ctx.emit({ type: "RunWaiting", at: ctx.now(), reason: e.message }, true, true);
-      return ctx.status;
-    }
-    const reason = e instanceof Stop ? e.message : errorText(e);
-    await ctx.emit({ type: "RunFailed", at: ctx.now(), reason }, true, true);
-    throw new RolloutError(reason, ctx.status);
-  } finally {
-    conditions?.stop();
-    await cleanUp(ctx, { releaseLease: true });
-  }
+  return runToTheEnd(ctx, () => rollUnits(ctx, port, conditions), conditions, true);
 }
 
 /** The live plan: machines from the Node watch, versions from the port (bounded by the run's stop). */
