@@ -97,6 +97,7 @@ async function rollout(id: string, inputs: Properties, spec: KubernetesUpgradeSp
       conditions: spec.conditions,
       soakMs: spec.soakMs,
       schedule: spec.schedule,
+      talosRange: kubernetesRefusal,
     });
     if (status.phase === "Waiting") warn(spec.urn, msg.rolloutWaiting(spec.clusterName, status.step, pendingCount(status)));
     return { ...inputs, status: outputStatus(status) };

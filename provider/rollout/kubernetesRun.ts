@@ -9,7 +9,8 @@ import { ConditionWatch } from "./conditions";
 import { RunContext, Stop, errorText } from "./context";
 import { holdGate } from "./hold";
 import {
-  asRolloutPlan, planKubernetesUpgrade, unitName, type ControlPlaneComponent, type KubernetesNode, type KubernetesUnit,
+  asRolloutPlan, kubernetesSkewFailures, planKubernetesUpgrade, unitName, type ControlPlaneComponent, type KubernetesNode,
+  type KubernetesUnit, type TalosKubernetesRange,
 } from "./kubernetesPlan";
 import type { KubeApi, Machine, TalosApi } from "./ports";
 import { acquireRolloutLease, runToTheEnd, type RunOptions } from "./run";
@@ -50,7 +51,10 @@ export interface KubernetesPort {
 export type KubernetesRunOptions = Pick<RunOptions,
   | "cluster" | "holder" | "targetVersion" | "healthchecks" | "lastUpgradeVersion" | "holdTimeoutMs" | "nodeTimeoutMs"
   | "readyPollMs" | "statusWriteIntervalMs" | "leaseDurationSeconds" | "signal" | "clock" | "onStatus" | "onProgress"
-  | "onEvent" | "onWarning" | "conditions" | "soakMs" | "schedule">;
+  | "onEvent" | "onWarning" | "conditions" | "soakMs" | "schedule"> & {
+  /** Talos' Kubernetes range per release (checked again before the first unit: the cluster may have changed since preview). */
+  talosRange: TalosKubernetesRange;
+};
 
 /** Where the Kubernetes rollout mirrors its status: its own ConfigMap beside the Talos one, so neither reads the other's. */
 export const kubernetesStatusKey = (cluster: string): string => `${cluster}.kubernetes`;
@@ -82,19 +86,22 @@ export async function runKubernetesUpgrade(kube: KubeApi, talos: TalosApi, port:
   };
   const ctx = new RunContext(scoped, talos, runOpts, clock, lease, initialStatus(opts.cluster, { lastUpgradeVersion: opts.lastUpgradeVersion }));
   const conditions = opts.conditions?.length ? new ConditionWatch(kube, opts.conditions) : undefined;
-  return runToTheEnd(ctx, () => rollUnits(ctx, port, conditions), conditions, true);
+  return runToTheEnd(ctx, () => rollUnits(ctx, port, opts.talosRange, conditions), conditions, true);
 }
 
 /** The live plan: machines from the Node watch, versions from the port (bounded by the run's stop). */
 async function livePlan(ctx: RunContext, port: KubernetesPort) {
   const machines = await ctx.machines();
   const nodes = await port.read(machines, ctx.stop);
-  return { machines, plan: planKubernetesUpgrade(nodes, ctx.opts.targetVersion) };
+  return { machines, nodes, plan: planKubernetesUpgrade(nodes, ctx.opts.targetVersion) };
 }
 
-async function rollUnits(ctx: RunContext, port: KubernetesPort, conditions: ConditionWatch | undefined): Promise<void> {
+async function rollUnits(ctx: RunContext, port: KubernetesPort, talosRange: TalosKubernetesRange, conditions: ConditionWatch | undefined): Promise<void> {
   const ids = [...ctx.opts.healthchecks.map((c) => c.id), ...(ctx.opts.conditions ?? []).map((c) => c.id)];
   const first = await livePlan(ctx, port);
+  // Refused at preview too; checked again on what runs now (a TalosUpgrade before this one may have changed the range).
+  const skew = first.plan.units.length ? kubernetesSkewFailures(first.nodes, ctx.opts.targetVersion, talosRange) : [];
+  if (skew.length) throw new Stop(skew.join("; "));
   const statusPlan = asRolloutPlan(first.plan, ids, ctx.opts.lastUpgradeVersion || undefined);
   await ctx.emit({ type: "RunStarted", at: ctx.now(), plan: statusPlan }, true);
   const attempted = new Set<string>();
