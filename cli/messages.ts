@@ -179,8 +179,8 @@ export const cliMsg = {
   simRecovered: (node: string, faults: readonly string[]) =>
     `node ${node} is booting again${faults.length ? ` (faults still set: ${faults.join(", ")})` : ""}`,
   simFaultsUnknown: (detail: string) => `(faults unknown: the sim's control endpoint did not answer: ${detail})`,
-  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string) =>
-    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}`,
+  simUp: (secs: string, pid: number, controlPlanes: string, workers: string, version: string, kubernetes: string) =>
+    `simulated cluster up in ${secs}s (pid ${pid}): ${controlPlanes}, ${workers}, Talos ${version}, Kubernetes ${kubernetes}`,
   simUpgradeTimes: (pullMs: number, installMs: number, bootSeconds: number) =>
     `  upgrades:    ${pullMs} ms image pull, ${installMs} ms install, ${bootSeconds}s reboot per node`,
 

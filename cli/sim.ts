@@ -9,8 +9,8 @@ import { requireKubeTools } from "../sim/tools";
 import { cliMsg } from "./messages";
 
 const USAGE = `usage:
-  talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--boot-seconds S] [--pull-ms MS] [--install-ms MS]
-                    [--workload-pods P] [--dir D]
+  talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--kubernetes vX.Y.Z] [--boot-seconds S]
+                    [--pull-ms MS] [--install-ms MS] [--workload-pods P] [--dir D]
   talos-gate sim status [--dir D]
   talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]
   talos-gate sim recover <node> [--dir D]
@@ -22,6 +22,7 @@ faults (on the running sim, until cleared): never-comes-back (its current or nex
 --workers 0: the control planes take the workload pods (as Talos' allowSchedulingOnControlPlanes), guarded by a
   PodDisruptionBudget (minAvailable 1); --control-planes 1 --workers 0 is a single node, where a drain has nowhere to go
 defaults: ${SIM_DEFAULTS.controlPlanes} control planes, ${SIM_DEFAULTS.workers} workers, Talos ${SIM_DEFAULTS.version}, ` +
+  `Kubernetes ${SIM_DEFAULTS.kubernetesVersion}, ` +
   `${SIM_DEFAULTS.bootSeconds}s reboots, ${SIM_DEFAULTS.pullMs} ms image pulls, ${SIM_DEFAULTS.installMs} ms installs, ${SIM_DEFAULTS.workloadPodsPerNode} workload pods per node, dir ${SIM_DEFAULTS.dir}
 `;
 
@@ -64,7 +65,7 @@ async function up(argv: string[]): Promise<number> {
       child.unref();
       const secs = ((Date.now() - started) / 1000).toFixed(1);
       process.stdout.write([
-        cliMsg.simUp(secs, state.pid, count(opts.controlPlanes, "control plane"), count(opts.workers, "worker"), opts.version),
+        cliMsg.simUp(secs, state.pid, count(opts.controlPlanes, "control plane"), count(opts.workers, "worker"), opts.version, opts.kubernetesVersion),
         cliMsg.simUpgradeTimes(opts.pullMs, opts.installMs, opts.bootSeconds),
         `  kubernetes:  ${state.kubernetesServer}`,
         `  talos api:   ${state.talosEndpoint}`,

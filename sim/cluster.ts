@@ -11,7 +11,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { startApiProxy } from "./apiproxy";
 import { ControlPlane, startControlPlane } from "./controlplane";
-import { KubeletKnobs, KubeSim, KubeSimOptions, startKubeSim } from "./kube";
+import { defaultKubernetesImages } from "../provider/talos/kubernetes";
+import { DEFAULT_KUBELET_VERSION, KubeletKnobs, KubeSim, KubeSimOptions, startKubeSim } from "./kube";
 import { EtcdKnobs, generateNodes, SimNodeSpec, TalosNodeSim } from "./talos";
 
 export interface SimClusterOptions {
@@ -19,6 +20,13 @@ export interface SimClusterOptions {
   workers?: number;
   /** Talos version every node starts on. */
   version?: string;
+  /**
+   * Kubernetes version of every node at start (machine config images, static pods, mirror pods, kubeletVersion);
+   * default v1.34.1. The real kube-apiserver binary keeps its own version (sim/kube/README.md).
+   */
+  kubernetesVersion?: string;
+  /** kube-proxy's DaemonSet in kube-system, as Talos bootstraps it (default false: one more pod per node). */
+  kubeProxy?: boolean;
   /** How long a rebooting node is down. */
   bootSeconds?: number;
   workloadPodsPerNode?: number;
@@ -102,8 +110,10 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     const controlPlane = await (started ?? startControlPlane({ dir: path.join(dir, "control-plane") }));
     if (!started) stoppers.push(() => controlPlane.stop());
     const specs = generateNodes(controlPlanes + workers, controlPlanes, version).map((s) => ({ ...s, ...opts.nodes?.[s.name] }));
+    const kubernetesVersion = opts.kubernetesVersion ?? DEFAULT_KUBELET_VERSION;
     const talos = await TalosNodeSim.start({
       nodes: specs,
+      kubernetesVersion,
       timing: { downMs: Math.round((opts.bootSeconds ?? 3) * 1000), pullMs: opts.pullMs ?? 200, installMs: opts.installMs ?? 300 },
       etcd: opts.etcd,
     });
@@ -111,7 +121,8 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     const machines: SimMachine[] = specs.map((s) => ({ name: s.name, role: s.role ?? "worker", address: s.address, version: s.version }));
     const kube = await startKubeSim({
       kubeconfig: controlPlane.kubeconfig,
-      machines: machines.map((m) => ({ name: m.name, role: m.role, address: m.address, talosVersion: m.version })),
+      machines: machines.map((m) => ({ name: m.name, role: m.role, address: m.address, talosVersion: m.version, kubeletVersion: kubernetesVersion })),
+      ...(opts.kubeProxy ? { kubeProxyImage: defaultKubernetesImages(kubernetesVersion).proxy } : {}),
       workloadPodsPerNode: opts.workloadPodsPerNode ?? 2,
       controlPlaneTaint: !(opts.allowSchedulingOnControlPlanes ?? workers === 0),
       workloadBudget: opts.workloadBudget ?? workers === 0,

@@ -10,7 +10,8 @@ import { simMsg } from "./messages";
 async function main(): Promise<void> {
   const opts = parseSimArgs(process.argv.slice(2));
   // As on a real cluster, the kubeconfig's API server is away while its control plane reboots.
-  const cluster = await startSimCluster({ ...opts, apiBehindControlPlane: true });
+  // kube-proxy's DaemonSet too: what a Kubernetes upgrade syncs (sim/kube/kubeproxy.ts).
+  const cluster = await startSimCluster({ ...opts, apiBehindControlPlane: true, kubeProxy: true });
   const control = await startControlServer(cluster.talos);
   const state: SimState = {
     pid: process.pid,

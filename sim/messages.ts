@@ -31,6 +31,7 @@ export const simMsg = {
   badNumber: (flag: string, fractional: boolean, min: number, value: string) =>
     `${flag} must be a ${fractional ? "number" : "whole number"} >= ${min}, got "${value}"`,
   badVersion: (version: string) => `--version must be a Talos version like v1.12.4, got "${version}"`,
+  badKubernetesVersion: (version: string) => `--kubernetes must be a Kubernetes version like v1.35.2, got "${version}"`,
   noFreePort: (first: number, last: number, locks: string) => `no free loopback port between ${first} and ${last} after 200 tries (locks in ${locks})`,
   exitedWhileStarting: (name: string, code: number | null, log: string) => `${name} exited with code ${code} while starting; last log lines:\n${log}`,
   notReadyWithin: (name: string, timeoutMs: number, log: string) => `${name} did not become ready within ${timeoutMs} ms; last log lines:\n${log}`,

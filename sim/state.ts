@@ -3,12 +3,15 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { simMsg } from "./messages";
+import { SIM_DEFAULT_KUBERNETES_VERSION } from "./talos/kubernetes";
 
 export interface SimOptions {
   dir: string;
   controlPlanes: number;
   workers: number;
   version: string;
+  /** The Kubernetes version the nodes start on (machine config images, static pods, kubelets). */
+  kubernetesVersion: string;
   bootSeconds: number;
   workloadPodsPerNode: number;
   /** How long a node's installer image pull and its install take (LifecycleService path and legacy upgrade). */
@@ -17,7 +20,7 @@ export interface SimOptions {
 }
 
 export const SIM_DEFAULTS: SimOptions = {
-  dir: ".sim", controlPlanes: 3, workers: 2, version: "v1.12.4", bootSeconds: 3, workloadPodsPerNode: 2, pullMs: 200, installMs: 300,
+  dir: ".sim", controlPlanes: 3, workers: 2, version: "v1.12.4", kubernetesVersion: SIM_DEFAULT_KUBERNETES_VERSION, bootSeconds: 3, workloadPodsPerNode: 2, pullMs: 200, installMs: 300,
 };
 
 export interface SimState {
@@ -43,7 +46,7 @@ export class SimUsageError extends Error {
 }
 
 const FLAGS: Record<string, keyof SimOptions> = {
-  "--dir": "dir", "--control-planes": "controlPlanes", "--workers": "workers", "--version": "version",
+  "--dir": "dir", "--control-planes": "controlPlanes", "--workers": "workers", "--version": "version", "--kubernetes": "kubernetesVersion",
   "--boot-seconds": "bootSeconds", "--workload-pods": "workloadPodsPerNode", "--pull-ms": "pullMs", "--install-ms": "installMs",
 };
 
@@ -56,7 +59,7 @@ export function parseSimArgs(argv: string[]): SimOptions {
     if (!key) throw new SimUsageError(simMsg.unknownOption(argv[i], Object.keys(FLAGS)));
     const value = inline ?? argv[++i];
     if (value === undefined) throw new SimUsageError(simMsg.needsValue(flag));
-    if (key === "dir" || key === "version") {
+    if (key === "dir" || key === "version" || key === "kubernetesVersion") {
       (o as unknown as Record<string, string>)[key] = value;
     } else {
       const n = Number(value);
@@ -71,6 +74,10 @@ export function parseSimArgs(argv: string[]): SimOptions {
     throw new SimUsageError(simMsg.badVersion(String(o.version)));
   }
   if (!o.version.startsWith("v")) o.version = `v${o.version}`;
+  if (!/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(o.kubernetesVersion)) {
+    throw new SimUsageError(simMsg.badKubernetesVersion(String(o.kubernetesVersion)));
+  }
+  if (!o.kubernetesVersion.startsWith("v")) o.kubernetesVersion = `v${o.kubernetesVersion}`;
   o.dir = path.resolve(o.dir);
   return o;
 }

@@ -262,16 +262,36 @@ export async function readMachineConfig(client: TalosClient, node: string, opts?
   return Buffer.from(bytes).toString("utf8");
 }
 
-/** Removes every value of the configuration from a server's message (a validation error may quote one). */
-function scrub(detail: string, yaml: string): string {
-  const values = new Set<string>();
-  for (const line of yaml.split("\n")) {
-    const m = /^\s*(?:-\s+)?(?:[^:#]+:\s+)?(.+?)\s*$/.exec(line);
-    const v = m?.[1]?.replace(/^["']|["']$/g, "");
-    if (v && v.length >= 6) values.add(v);
+/** Keys whose values are the configuration's secrets (tokens, keys, certificates, encryption secrets, the cluster id). */
+const SECRET_KEY = /token|secret|key|crt|cert|^ca$|ca$|password|encryption|^id$/i;
+/** A value this long without whitespace is key or certificate material wherever it sits (inline manifests too). */
+const LONG_OPAQUE = /^\S{40,}$/;
+
+/** The secret values of a configuration, for scrubbing a server's message (a validation error may quote one). */
+function secretValues(yaml: string): string[] {
+  const out = new Set<string>();
+  const walk = (v: unknown, secret: boolean): void => {
+    if (typeof v === "string" || typeof v === "number") {
+      const t = String(v);
+      if (t.length >= 6 && (secret || LONG_OPAQUE.test(t))) out.add(t);
+    } else if (Array.isArray(v)) {
+      for (const x of v) walk(x, secret);
+    } else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) walk(x, secret || SECRET_KEY.test(k));
+    }
+  };
+  try {
+    for (const d of parseAllDocuments(yaml) as Document.Parsed[]) walk(d.toJS(), false);
+  } catch {
+    // not readable: nothing to scrub by value (redact() still removes PEM and base64 runs)
   }
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+/** A server's message with every secret value of the configuration replaced. */
+function scrub(detail: string, yaml: string): string {
   let out = detail;
-  for (const v of [...values].sort((a, b) => b.length - a.length)) out = out.split(v).join("[redacted]");
+  for (const v of secretValues(yaml)) out = out.split(v).join("[redacted]");
   return out;
 }
 
@@ -284,7 +304,8 @@ const APPLY_BUSY = /another apply configuration is already in progress/i;
  * configuration in it; another apply running on the node is IN_PROGRESS (retryable).
  */
 export async function applyConfigurationNoReboot(client: TalosClient, node: string, yaml: string, opts?: CallOptions): Promise<void> {
-  parseConfig(yaml, `node ${node}`); // a text Talos would refuse is refused here, before it travels
+  // a text Talos would refuse (not YAML, no v1alpha1 document) is refused here, before it travels
+  if (!parseConfig(yaml, `node ${node}`).some(isV1alpha1)) throw new TalosError("CONFIG", msg.machineConfigNoV1alpha1(`node ${node}`), node);
   let result;
   try {
     result = await client.applyConfiguration(node, { data: yaml, mode: APPLY_MODE.NO_REBOOT }, opts);

@@ -12,13 +12,17 @@ import { KubeletKnobs, LifecycleAttachment, NodeLifecycleEvents, attachLifecycle
 import { MachineSpec, NodeSim } from "./nodes";
 import { Reflector } from "./reflector";
 import { Rest, sleep } from "./rest";
-import { registerStaticPods } from "./staticpods";
+import { ensureKubeProxy } from "./kubeproxy";
+import { StaticPodMirrors } from "./staticpods";
 import { Node, Pod, controllerOf, isTerminal } from "./types";
 import { WORKLOAD_NAMESPACE, ensureWorkloads } from "./workloads";
 import { simMsg } from "../messages";
 
 export type { MachineSpec } from "./nodes";
-export type { KubeletKnobs, NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment } from "./lifecycle";
+export type { KubeletKnobs, KubeletInfo, NodeLifecycleEvents, NodeDownInfo, NodeUpInfo, LifecycleAttachment, StaticPodInfo } from "./lifecycle";
+export { KUBE_PROXY_DS, KUBE_PROXY_MANIFEST, kubeProxyObjects } from "./kubeproxy";
+export { CONTROL_PLANE_APPS } from "./staticpods";
+export { DEFAULT_KUBELET_VERSION } from "./nodes";
 export type { DrainOptions, DrainReport } from "./drain";
 export { attachLifecycle } from "./lifecycle";
 export { TALOS_CORDONED_ANNOTATION, osImage } from "./nodes";
@@ -34,6 +38,11 @@ export interface KubeSimOptions {
   daemonSetPods?: boolean;
   /** A PodDisruptionBudget (minAvailable 1) over the ReplicaSet's pods (default false). */
   workloadBudget?: boolean;
+  /**
+   * kube-proxy's DaemonSet (with its ServiceAccount and binding) created at start with this image, as a bootstrapped
+   * Talos cluster has it (default: none, so the simulated clusters stay small; sim/kube/kubeproxy.ts).
+   */
+  kubeProxyImage?: string;
   /** Control-plane nodes carry the node-role.kubernetes.io/control-plane:NoSchedule taint (Talos default: true). */
   controlPlaneTaint?: boolean;
   /** First crash back-off of a restarting container (restartPolicy OnFailure; kubelet: 10000 ms, doubling, ≤ 5 min). */
@@ -103,7 +112,9 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   });
   try {
     await nodes.register(opts.machines);
-    await registerStaticPods(rest, opts.machines);
+    const mirrors = new StaticPodMirrors(rest);
+    await mirrors.register(opts.machines);
+    if (opts.kubeProxyImage) await ensureKubeProxy(rest, opts.kubeProxyImage);
     const nodeR = new Reflector<Node>(rest, { path: "/api/v1/nodes", name: "nodes", log });
     const podR = new Reflector<Pod>(rest, { path: "/api/v1/pods", name: "pods", log });
     for (const r of [nodeR, podR]) stoppers.push(() => r.stop());
@@ -145,7 +156,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
       nodes,
       nodeNames: () => [...names],
       drainForTalos: (node, o) => drainForTalos(rest, nodes, node, o),
-      attachLifecycle: (source, kubelet) => attachLifecycle(source, { nodes }, { log, kubelet }),
+      attachLifecycle: (source, kubelet) => attachLifecycle(source, { nodes, mirrors }, { log, kubelet }),
       workloads: () => {
         const { rs, ds } = livePods();
         return { namespace: owners.namespace ?? WORKLOAD_NAMESPACE, replicaSetPods: rs.length, daemonSetPods: ds.length };

@@ -24,6 +24,8 @@ import { MountError, ServiceAccountMount, mountServiceAccount } from "./servicea
 import { terminationMessage } from "./termination";
 import { Condition, Node, Pod, controllerOf, isTerminal, nodeReady, podPath } from "./types";
 
+const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
 export interface KubeletOptions {
   rest: Rest;
   pods: Reflector<Pod>;
@@ -145,6 +147,9 @@ export class Kubelet {
     if (this.stopped) return;
     const nodeName = pod.spec?.nodeName;
     if (!nodeName || !this.o.owned.has(nodeName)) return;
+    // A mirror pod only shows a static pod the kubelet runs from a file: its status comes from the static pod
+    // (sim/kube/staticpods.ts, following the Talos sim), never from running it here.
+    if (pod.metadata.annotations?.[MIRROR_ANNOTATION] !== undefined) return;
     let w = this.workers.get(pod.metadata.uid);
     if (!w) {
       w = new PodWorker(pod, controllerOf(pod)?.kind === "Job");

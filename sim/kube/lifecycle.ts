@@ -3,11 +3,14 @@
 // sim flips the matching Node object (Node name = machine name).
 //   down: Ready → Unknown (NodeStatusUnknown, unreachable taint) and, if `cordon`, cordon with talos.dev/cordoned;
 //   up:   osImage "Talos (<version>)", new bootID, Ready → True, uncordon when Talos cordoned it (annotation present).
+//   staticPod: the control plane's mirror pod follows (a new image replaces it; Ready as the static pod);
+//   kubelet: the Node's nodeInfo.kubeletVersion follows a kubelet that restarted on another image.
 // Events of one node are applied in order; `idle()` resolves when everything received so far has been applied.
 // Kubelet timing knobs (read at each event, so tests may change them at any time): a Node that stays Ready with its
 // old status while the machine reboots (the node lifecycle controller only marks a Node after its grace period, so a
 // fast reboot is never seen), and a kubelet that reports the booted machine late.
 import { NodeSim } from "./nodes";
+import type { StaticPodMirrors } from "./staticpods";
 
 export interface KubeletKnobs {
   /** While the machine reboots, the Node is not marked down: it stays Ready with the pre-reboot osImage. */
@@ -37,12 +40,30 @@ export interface NodeUpInfo {
 export type NodeRef = string | { readonly name: string };
 
 /** What the Talos sim exposes (an EventEmitter such as sim/talos's TalosNodeSim fits). */
+/** A control-plane static pod as the Talos sim reports it (sim/talos/kubernetes.ts SimStaticPod). */
+export interface StaticPodInfo {
+  component: "kube-apiserver" | "kube-controller-manager" | "kube-scheduler";
+  image: string;
+  ready: boolean;
+  configVersion: string;
+}
+
+/** The kubelet as the Talos sim reports it: stopped while it restarts, then running on `version`. */
+export interface KubeletInfo {
+  version: string;
+  running: boolean;
+}
+
 export interface NodeLifecycleEvents {
+  /** Optional: a control plane's static pod restarted or became ready (the mirror pod follows). */
+  on(event: "staticPod", fn: (node: NodeRef, pod: StaticPodInfo) => void): unknown;
+  /** Optional: the node's kubelet stopped or started (the Node's kubeletVersion follows). */
+  on(event: "kubelet", fn: (node: NodeRef, state: KubeletInfo) => void): unknown;
   on(event: "down", fn: (node: NodeRef, info: NodeDownInfo) => void): unknown;
   on(event: "up", fn: (node: NodeRef, info: NodeUpInfo) => void): unknown;
   /** Optional: Talos cordoned the node (legacy upgrade) before draining it. */
   on(event: "cordon", fn: (node: NodeRef) => void): unknown;
-  off?(event: "down" | "up" | "cordon", fn: (...args: any[]) => void): unknown;
+  off?(event: "down" | "up" | "cordon" | "staticPod" | "kubelet", fn: (...args: any[]) => void): unknown;
 }
 
 const nameOf = (n: NodeRef) => (typeof n === "string" ? n : n.name);
@@ -54,7 +75,7 @@ export interface LifecycleAttachment {
 }
 
 export function attachLifecycle(
-  source: NodeLifecycleEvents, kubeSim: { nodes: NodeSim }, opts: { log?: (m: string) => void; kubelet?: Partial<KubeletKnobs> } = {},
+  source: NodeLifecycleEvents, kubeSim: { nodes: NodeSim; mirrors?: StaticPodMirrors }, opts: { log?: (m: string) => void; kubelet?: Partial<KubeletKnobs> } = {},
 ): LifecycleAttachment {
   const kubelet = opts.kubelet ?? {};
   const chains = new Map<string, Promise<void>>();
@@ -72,14 +93,25 @@ export function attachLifecycle(
   const onDown = (ref: NodeRef, info: NodeDownInfo) =>
     run(nameOf(ref), "down", async () => {
       if (info.cordon) await kubeSim.nodes.cordon(nameOf(ref), { byTalos: true });
-      if (!kubelet.staleWhileDown) await kubeSim.nodes.down(nameOf(ref), { mode: "unknown" });
+      if (!kubelet.staleWhileDown) {
+        await kubeSim.nodes.down(nameOf(ref), { mode: "unknown" });
+        await kubeSim.mirrors?.nodeReadiness(nameOf(ref), false);
+      }
     });
   const onUp = (ref: NodeRef, info: NodeUpInfo) =>
     run(nameOf(ref), "up", async () => {
       if (kubelet.reportDelayMs) await new Promise((r) => setTimeout(r, kubelet.reportDelayMs));
       await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId });
+      await kubeSim.mirrors?.nodeReadiness(nameOf(ref), true);
       if (info.uncordon !== false) await kubeSim.nodes.uncordon(nameOf(ref), { onlyIfTalos: true });
     });
+  const onStaticPod = (ref: NodeRef, pod: StaticPodInfo) =>
+    run(nameOf(ref), `static pod ${pod.component}`, async () => { await kubeSim.mirrors?.update(nameOf(ref), pod); });
+  // a stopped kubelet leaves its Node as it was (a restart is shorter than the node lifecycle controller's grace)
+  const onKubelet = (ref: NodeRef, state: KubeletInfo) =>
+    run(nameOf(ref), "kubelet", async () => { if (state.running) await kubeSim.nodes.setKubeletVersion(nameOf(ref), state.version); });
+  source.on("staticPod", onStaticPod);
+  source.on("kubelet", onKubelet);
   source.on("cordon", onCordon);
   source.on("down", onDown);
   source.on("up", onUp);
@@ -90,6 +122,8 @@ export function attachLifecycle(
     },
     detach() {
       source.off?.("cordon", onCordon as (...args: any[]) => void);
+      source.off?.("staticPod", onStaticPod as (...args: any[]) => void);
+      source.off?.("kubelet", onKubelet as (...args: any[]) => void);
       source.off?.("down", onDown as (...args: any[]) => void);
       source.off?.("up", onUp as (...args: any[]) => void);
     },

@@ -1,6 +1,7 @@
 // Node objects for the simulated machines, written the way a kubelet registers and reports them (plus the bits the
 // node lifecycle controller adds: not-ready/unreachable and unschedulable taints).
 import { randomUUID } from "node:crypto";
+import { SIM_DEFAULT_KUBERNETES_VERSION } from "../talos/kubernetes";
 import { mapLimit } from "../../provider/mapLimit";
 import { KubeError, Rest, isAlreadyExists, nowTime, retrying } from "./rest";
 import { Condition, Node, nodePath } from "./types";
@@ -16,7 +17,8 @@ export interface MachineSpec {
   kubeletVersion?: string;
 }
 
-export const DEFAULT_KUBELET_VERSION = "v1.34.1";
+/** The Kubernetes version a simulated node starts on unless told otherwise (one value for the Talos and kube sides). */
+export const DEFAULT_KUBELET_VERSION = SIM_DEFAULT_KUBERNETES_VERSION;
 export const TALOS_CORDONED_ANNOTATION = "talos.dev/cordoned";
 export const CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
 export const UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable";
@@ -237,6 +239,11 @@ export class NodeSim {
     });
     await this.setTaint(name, UNREACHABLE_TAINT, false);
     await this.setTaint(name, NOT_READY_TAINT, false);
+  }
+
+  /** The kubelet restarted on another version (Talos applied a new `machine.kubelet.image`): it reports it in nodeInfo. */
+  async setKubeletVersion(name: string, version: string): Promise<void> {
+    await this.patchStatus(name, (n) => ({ nodeInfo: { ...(n.status?.nodeInfo ?? {}), kubeletVersion: version } }));
   }
 
   /** spec.unschedulable = true (+ talos.dev/cordoned when Talos cordons) and the unschedulable taint. */

@@ -40,6 +40,7 @@ import { ClientCertOptions, SimPki } from "./certs";
 import { EtcdKnobs, SimEtcd } from "./etcd";
 import { GO_DEFAULT_KEEPALIVE_POLICY, KeepalivePolicy, KeepaliveViolation } from "./keepalive";
 import { EndpointListener } from "./listener";
+import type { SimKubeletState, SimStaticPod } from "./kubernetes";
 import { DownReason, NodeHost, SimNode, SimNodeSpec, SimRole, SimTiming } from "./node";
 import { simMsg } from "../messages";
 
@@ -50,6 +51,8 @@ export type { EtcdKnobs, EtcdMemberState } from "./etcd";
 export { GO_DEFAULT_KEEPALIVE_POLICY } from "./keepalive";
 export type { KeepalivePolicy, KeepaliveViolation } from "./keepalive";
 export { SimNode } from "./node";
+export { initialMachineConfig, SIM_CONFIG_SECRET, SIM_DEFAULT_KUBERNETES_VERSION } from "./kubernetes";
+export type { KubernetesFaults, SimKubeletState, SimStaticPod } from "./kubernetes";
 export type { DownReason, NodeFaults, SimExtension, SimNodeSpec, SimRole, SimTiming } from "./node";
 
 export interface TalosSimHooks {
@@ -64,6 +67,8 @@ export interface TalosSimOptions {
   controlPlanes?: number;
   /** Talos version of generated nodes, default v1.12.4. */
   version?: string;
+  /** Kubernetes version every node's machine config starts on (unless its spec names one), default v1.34.1. */
+  kubernetesVersion?: string;
   /**
    * Listen address of every endpoint (distinct ports). Default: one loopback address per control plane
    * (127.0.0.2, 127.0.0.3, ...) where the OS has them (Linux), else 127.0.0.1. Port default 0 (any free port; with
@@ -95,9 +100,13 @@ export interface UpInfo {
 }
 
 export interface TalosNodeSim {
+  on(event: "staticPod", listener: (node: SimNode, pod: SimStaticPod) => void): this;
+  on(event: "kubelet", listener: (node: SimNode, state: SimKubeletState) => void): this;
   on(event: "cordon", listener: (node: SimNode) => void): this;
   on(event: "down", listener: (node: SimNode, info: DownInfo) => void): this;
   on(event: "up", listener: (node: SimNode, info: UpInfo) => void): this;
+  once(event: "staticPod", listener: (node: SimNode, pod: SimStaticPod) => void): this;
+  once(event: "kubelet", listener: (node: SimNode, state: SimKubeletState) => void): this;
   once(event: "cordon", listener: (node: SimNode) => void): this;
   once(event: "down", listener: (node: SimNode, info: DownInfo) => void): this;
   once(event: "up", listener: (node: SimNode, info: UpInfo) => void): this;
@@ -140,7 +149,7 @@ export class TalosNodeSim extends EventEmitter {
 
   private constructor(private readonly opts: TalosSimOptions) {
     super();
-    this.timing = { pullMs: 20, installMs: 20, downMs: 300, ...opts.timing };
+    this.timing = { pullMs: 20, installMs: 20, downMs: 300, staticPodRestartMs: 200, kubeletRestartMs: 200, ...opts.timing };
     this.hooks = opts.hooks ?? {};
     const specs = Array.isArray(opts.nodes) ? opts.nodes : generateNodes(opts.nodes ?? 3, opts.controlPlanes ?? 1, opts.version);
     const host: NodeHost = {
@@ -161,8 +170,11 @@ export class TalosNodeSim extends EventEmitter {
         this.emit("up", n, info);
       },
       etcd: () => this.etcd,
+      staticPod: (n, pod) => this.emit("staticPod", n, pod),
+      kubelet: (n, state) => this.emit("kubelet", n, state),
     };
-    this.list = specs.map((s) => new SimNode(s, host));
+    const k8s = opts.kubernetesVersion;
+    this.list = specs.map((s) => new SimNode(k8s && !s.kubernetesVersion ? { ...s, kubernetesVersion: k8s } : s, host));
     for (const n of this.list) {
       if (this.index.has(n.address) || this.index.has(n.name)) throw new Error(simMsg.duplicateNode(n.name, n.address));
       this.index.set(n.address, n).set(n.name, n);
@@ -254,6 +266,11 @@ export class TalosNodeSim extends EventEmitter {
   /** Brings up a node left down by `faults.neverComesBack`. */
   recover(nameOrAddress: string): boolean {
     return this.node(nameOrAddress).recover();
+  }
+
+  /** Makes the static pods a fault held not ready ready, and starts a kubelet a fault kept stopped. */
+  recoverKubernetes(nameOrAddress: string): void {
+    this.node(nameOrAddress).kubernetes.recover();
   }
 
   /** Stops the listeners and all pending node and etcd timers. */

@@ -11,6 +11,7 @@ import { compareVersions } from "../../provider/version";
 import type { SimEtcd } from "./etcd";
 import { ErrorCode, ev, PhaseAction, SequenceAction, Stage, xid } from "./events";
 import { preflightRefusal } from "./installer";
+import { KubernetesFaults, NodeKubernetes, SIM_DEFAULT_KUBERNETES_VERSION, type SimKubeletState, type SimStaticPod } from "./kubernetes";
 import { RpcError } from "./rpcerror";
 
 export { RpcError } from "./rpcerror";
@@ -18,7 +19,7 @@ export { RpcError } from "./rpcerror";
 export type SimRole = "controlplane" | "worker";
 
 /** Fault knobs of one node; tests set them at any time (`sim.node("w-1").faults.rollback = true`). */
-export interface NodeFaults {
+export interface NodeFaults extends KubernetesFaults {
   /** Reject upgrades (legacy and LifecycleService) with this status; `true` = Talos-in-container's refusal. */
   rejectUpgrade?: boolean | { code: Status; message: string };
   /** Go down for an upgrade/reboot and never come back (until `sim.recover(node)`). */
@@ -67,6 +68,10 @@ export interface SimTiming {
   installMs: number;
   /** Time a rebooting node is down (refuses connections). */
   downMs: number;
+  /** Time a static pod whose image changed stays not ready before it is ready (fault `staticPodNeverReady`: forever). */
+  staticPodRestartMs: number;
+  /** Time the kubelet is stopped when its image changed (fault `kubeletNeverReturns`: forever). */
+  kubeletRestartMs: number;
 }
 
 export type DownReason = "upgrade" | "reboot";
@@ -82,6 +87,10 @@ export interface NodeHost {
   up(node: SimNode, info: { version: string; bootId: string; uncordon: boolean }): void;
   /** The cluster's etcd (Talos' pre-upgrade checks on control planes). */
   etcd(): SimEtcd | undefined;
+  /** A control-plane static pod changed (restarted with a new image, became ready). */
+  staticPod(node: SimNode, pod: SimStaticPod): void;
+  /** The kubelet stopped or started (with its version). */
+  kubelet(node: SimNode, state: SimKubeletState): void;
 }
 
 export interface SimNodeSpec {
@@ -101,6 +110,8 @@ export interface SimNodeSpec {
   secureBoot?: boolean;
   /** The machine config's `machine.install.image` (the image the node was installed from); default the vanilla installer. */
   installImage?: string;
+  /** The Kubernetes version the node's machine config names (static pod and kubelet images), default v1.34.1. */
+  kubernetesVersion?: string;
 }
 
 /** Platform mode reported with a platform name (Talos: metal, container, or cloud). */
@@ -154,6 +165,8 @@ export class SimNode {
   readonly installImage: string;
   private _schematic?: string;
   private _extensions: SimExtension[];
+  /** The machine configuration and what Talos runs from it: static pods, kubelet (sim/talos/kubernetes.ts). */
+  readonly kubernetes: NodeKubernetes;
 
   constructor(spec: SimNodeSpec, private readonly host: NodeHost) {
     this.name = spec.name;
@@ -165,6 +178,11 @@ export class SimNode {
     this.installImage = spec.installImage ?? `ghcr.io/siderolabs/installer:${spec.version}`;
     this._schematic = spec.schematic;
     this._extensions = spec.extensions ?? [];
+    this.kubernetes = new NodeKubernetes(this, spec.kubernetesVersion ?? SIM_DEFAULT_KUBERNETES_VERSION, {
+      timing: host.timing,
+      staticPod: (pod) => host.staticPod(this, pod),
+      kubelet: (state) => host.kubelet(this, state),
+    });
   }
 
   /** The cluster's etcd, for the etcd calls of a control plane. */
@@ -397,6 +415,7 @@ export class SimNode {
     this.sequence = undefined;
     this.installing = false;
     this._up = true;
+    this.kubernetes.booted();
     this.publish(ev.sequence("initialize", SequenceAction.START));
     this.publish(ev.status(Stage.BOOTING, false));
     this.publish(ev.sequence("boot", SequenceAction.START));
@@ -444,6 +463,7 @@ export class SimNode {
 
   /** Cancels pending timers (sim shutdown). */
   dispose(): void {
+    this.kubernetes.dispose();
     clearTimeout(this.timer);
     this.timer = undefined;
     this.downSinks?.forEach((f) => f());

@@ -9,7 +9,7 @@ import * as grpc from "@grpc/grpc-js";
 import { wire } from "../../provider/talos/proto";
 import { xid } from "./events";
 import { EventRecord, platformMode, RpcError, SimNode } from "./node";
-import { getResource, listResources } from "./resources";
+import { getResource, listResources, MACHINE_CONFIG_TYPE } from "./resources";
 
 export type Role = "os:admin" | "os:operator" | "os:reader";
 const ADMIN: Role[] = ["os:admin"];
@@ -77,25 +77,25 @@ const HANDSHAKE_EOF = 'connection error: desc = "transport: authentication hands
 const toStatus = (e: unknown): Partial<grpc.StatusObject> =>
   e instanceof RpcError ? err(e.code, e.details) : err(grpc.status.INTERNAL, String((e as Error)?.message ?? e));
 
-function unary(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
+function unary(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any, call: Call) => Promise<object> | object): grpc.handleUnaryCall<any, any> {
   return (call, callback) => {
     const n = route(dir, call, allowed);
     if (n === HANG) return;
     if (!(n instanceof SimNode)) return callback(n);
     Promise.resolve()
-      .then(() => fn(n, call.request))
+      .then(() => fn(n, call.request, call))
       .then((res) => callback(null, res), (e) => callback(toStatus(e)));
   };
 }
 
-function stream(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any, send: (m: object) => void) => Promise<void>): grpc.handleServerStreamingCall<any, any> {
+function stream(dir: NodeDirectory, allowed: Role[], fn: (n: SimNode, req: any, send: (m: object) => void, call: Call) => Promise<void>): grpc.handleServerStreamingCall<any, any> {
   return (call) => {
     const n = route(dir, call, allowed);
     if (n === HANG) return;
     if (!(n instanceof SimNode)) return void call.emit("error", n);
     let open = true;
     call.on("cancelled", () => (open = false));
-    fn(n, call.request, (m) => open && call.write(m)).then(
+    fn(n, call.request, (m) => open && call.write(m), call).then(
       () => open && call.end(),
       (e) => open && call.emit("error", toStatus(e)),
     );
@@ -155,6 +155,16 @@ function rebootingAction(dir: NodeDirectory, allowed: Role[], kind: "upgrade" | 
   });
 }
 
+/**
+ * Resources whose definition is Sensitive are read with os:admin only (internal/app/resources/access.go AccessPolicy,
+ * authz.ErrNotAuthorized; the machine configuration: pkg/machinery/resources/config/machine_config.go, talos
+ * v1.14.0-beta.1-84 ad88231).
+ */
+function sensitiveNeedsAdmin(type: string, call: Call): void {
+  if (SENSITIVE_TYPES.has(type) && !roles(call).includes("os:admin")) throw new RpcError(grpc.status.PERMISSION_DENIED, "not authorized");
+}
+const SENSITIVE_TYPES = new Set([MACHINE_CONFIG_TYPE]);
+
 /** Talos' machinehelper.CheckControlplane refusal on a worker. */
 function controlPlaneOnly(n: SimNode, api: string): void {
   if (n.role !== "controlplane") throw new RpcError(grpc.status.UNIMPLEMENTED, `${api} is only available on control plane nodes`);
@@ -204,6 +214,7 @@ export function addTalosServices(server: grpc.Server, dir: NodeDirectory): void 
         }],
       };
     }),
+    ApplyConfiguration: unary(dir, ADMIN, (n, req) => n.kubernetes.apply(req)),
     EtcdForfeitLeadership: unary(dir, ADMIN, (n) => {
       controlPlaneOnly(n, "etcd forfeit leadership");
       return { messages: [{ member: n.etcd().forfeitLeadership(n.name) }] };
@@ -219,8 +230,12 @@ export function addTalosServices(server: grpc.Server, dir: NodeDirectory): void 
     }),
   });
   server.addService(w.State, {
-    Get: unary(dir, READER, (n, req) => ({ resource: getResource(n, req.namespace, req.type, req.id) })),
-    List: stream(dir, READER, async (n, req, send) => {
+    Get: unary(dir, READER, (n, req, call) => {
+      sensitiveNeedsAdmin(req.type, call);
+      return { resource: getResource(n, req.namespace, req.type, req.id) };
+    }),
+    List: stream(dir, READER, async (n, req, send, call) => {
+      sensitiveNeedsAdmin(req.type, call);
       for (const resource of listResources(n, req.namespace, req.type)) send({ resource });
     }),
   });

@@ -12,6 +12,8 @@ import type { ControlPlane } from "../../../sim/controlplane";
 import { freshControlPlane } from "../../support/controlPlanes";
 import { KubeSim, MachineSpec, TALOS_CORDONED_ANNOTATION, WORKLOAD_NAMESPACE, startKubeSim } from "../../../sim/kube";
 import { freshNamespace, kubeConfigOf } from "../../support/kube";
+import { applyConfigurationNoReboot, createTalosApi, patchKubernetesImages, readMachineConfig } from "../../../provider/talos";
+import { TalosNodeSim } from "../../../sim/talos";
 
 const run = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
 const machines: MachineSpec[] = [
@@ -328,6 +330,87 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
       await sim.nodes.uncordon(name);
     } finally {
       att.detach();
+    }
+  });
+
+  it("issue 24: a control plane's mirror pods follow its static pods (a new image replaces the pod, Ready as the static pod) and the Node its kubelet's version", async () => {
+    const node = machines[0].name;
+    const apiserver = () => core.readNamespacedPod({ name: `kube-apiserver-${node}`, namespace: "kube-system" });
+    const ready = (p: k8s.V1Pod) => p.status?.conditions?.find((c) => c.type === "Ready")?.status;
+    const old = await apiserver();
+    assert.equal(old.spec?.containers[0].image, "registry.k8s.io/kube-apiserver:v1.34.1");
+    assert.equal(ready(old), "True", "registered Running and Ready");
+    assert.equal(old.status?.hostIP, machines[0].address, "upgrade-k8s finds the pod by the node's IP");
+    const talos = new EventEmitter();
+    const att = sim.attachLifecycle(talos);
+    try {
+      const pod = { component: "kube-apiserver", image: "registry.k8s.io/kube-apiserver:v1.35.2", configVersion: "2" };
+      talos.emit("staticPod", { name: node }, { ...pod, ready: false });
+      await att.idle();
+      let p = await apiserver();
+      assert.notEqual(p.metadata?.uid, old.metadata?.uid, "a new mirror pod, as the kubelet makes for a changed static pod");
+      assert.equal(p.spec?.containers[0].image, pod.image);
+      assert.equal(p.metadata?.annotations?.["talos.dev/config-version"], "2");
+      assert.equal(p.metadata?.labels?.["app.kubernetes.io/version"], "1.35.2");
+      assert.equal(ready(p), "False");
+      talos.emit("staticPod", { name: node }, { ...pod, ready: true });
+      await att.idle();
+      p = await apiserver();
+      assert.equal(ready(p), "True");
+      assert.equal(p.status?.containerStatuses?.[0].image, pod.image);
+      // the node going down marks its mirror pods not ready; back up, they are ready again
+      talos.emit("down", { name: node }, { reason: "reboot", cordon: false });
+      await att.idle();
+      assert.equal(ready(await apiserver()), "False");
+      talos.emit("up", { name: node }, { version: "v1.12.4", bootId: "cp-boot-2" });
+      await att.idle();
+      assert.equal(ready(await apiserver()), "True");
+      // the kubelet: stopped, nothing changes; started on another image, the Node reports its version
+      talos.emit("kubelet", { name: workers[0] }, { version: "v1.34.1", running: false });
+      talos.emit("kubelet", { name: workers[0] }, { version: "v1.35.2", running: true });
+      await att.idle();
+      assert.equal((await core.readNode({ name: workers[0] })).status?.nodeInfo?.kubeletVersion, "v1.35.2");
+    } finally {
+      att.detach();
+    }
+  });
+
+  it("issue 24: end to end on the wire: a machine config applied to a simulated Talos node shows in its mirror pod and its Node", async () => {
+    const [cp, w] = [machines[0], machines[1]];
+    const talos = await TalosNodeSim.start({
+      nodes: [cp, w].map((m) => ({ name: m.name, address: m.address, role: m.role, version: m.talosVersion })),
+      timing: { staticPodRestartMs: 20, kubeletRestartMs: 20 },
+    });
+    const att = sim.attachLifecycle(talos);
+    const api = createTalosApi(talos.talosconfig());
+    // the node's own report that the restarted static pod is ready / the kubelet runs again
+    const reported = (what: "staticPod" | "kubelet", node: string) => new Promise<void>((resolve) => {
+      const events: EventEmitter = talos;
+      const on = (n: { name: string }, x: { ready?: boolean; running?: boolean }) => {
+        if (n.name !== node || !(x.ready ?? x.running)) return;
+        events.off(what, on);
+        resolve();
+      };
+      events.on(what, on);
+    });
+    try {
+      let done = reported("staticPod", cp.name);
+      await applyConfigurationNoReboot(api.client, cp.address, patchKubernetesImages(await readMachineConfig(api.client, cp.address), { scheduler: "registry.k8s.io/kube-scheduler:v1.35.2" }));
+      await done;
+      await att.idle();
+      const pod = await core.readNamespacedPod({ name: `kube-scheduler-${cp.name}`, namespace: "kube-system" });
+      assert.equal(pod.spec?.containers[0].image, "registry.k8s.io/kube-scheduler:v1.35.2");
+      assert.equal(pod.metadata?.annotations?.["talos.dev/config-version"], "2");
+      assert.equal(pod.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+      done = reported("kubelet", w.name);
+      await applyConfigurationNoReboot(api.client, w.address, patchKubernetesImages(await readMachineConfig(api.client, w.address), { kubelet: "ghcr.io/siderolabs/kubelet:v1.35.3" }));
+      await done;
+      await att.idle();
+      assert.equal((await core.readNode({ name: w.name })).status?.nodeInfo?.kubeletVersion, "v1.35.3");
+    } finally {
+      api.close();
+      att.detach();
+      await talos.stop();
     }
   });
 
