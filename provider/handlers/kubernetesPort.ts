@@ -1,7 +1,6 @@
 // The KubernetesUpgrade's port (rollout/kubernetesRun.ts KubernetesPort) on the two adapters: static pods and machine
-// config patches through Talos (provider/talos/kubernetes.ts, the calls `talosctl upgrade-k8s` makes), kubelet versions
-// from the Nodes. Each call is bounded by the transport's deadlines and the signal it is given.
-import type { KubeClient } from "../kube";
+// config patches through Talos (provider/talos/kubernetes.ts, the calls `talosctl upgrade-k8s` makes); kubelet versions
+// come with the machines (their Nodes). Each call is bounded by the transport's deadlines and the signal it is given.
 import type { KubernetesImageKey, TalosApiImpl } from "../talos";
 import type { KubernetesPort } from "../rollout/kubernetesRun";
 import type { ControlPlaneComponent, KubernetesNode } from "../rollout/kubernetesPlan";
@@ -15,20 +14,18 @@ function talosKubernetes() {
   return require("../talos") as typeof import("../talos");
 }
 
-export function kubernetesPort(kube: KubeClient, talos: TalosApiImpl): KubernetesPort {
+export function kubernetesPort(talos: TalosApiImpl): KubernetesPort {
   const t = talosKubernetes();
-  const kubeletVersions = async () => new Map((await kube.kubernetesVersions()).kubelets.map((k) => [k.node, k.version]));
   const staticPods = async (node: Machine, signal: AbortSignal) =>
     (await t.staticPodVersions(talos.client, node.address, { signal })).map((p) => ({
       component: p.component, image: p.image, ready: p.ready, ...versionOf(t.kubernetesVersionOfImage(p.image)),
     }));
   return {
     async read(machines, signal) {
-      const kubelets = await kubeletVersions();
       const nodes: KubernetesNode[] = machines.map((m) => ({
         name: m.name, role: m.role, ready: m.ready,
         ...(m.talosVersion ? { talosVersion: m.talosVersion } : {}),
-        ...(kubelets.get(m.name) ? { kubeletVersion: kubelets.get(m.name)! } : {}),
+        ...(m.kubeletVersion ? { kubeletVersion: m.kubeletVersion } : {}),
       }));
       await mapLimit(nodes.filter((n) => n.role === "controlplane"), READS_IN_FLIGHT, async (n) => {
         const pods = await staticPods(machines.find((m) => m.name === n.name)!, signal);
@@ -45,9 +42,6 @@ export function kubernetesPort(kube: KubeClient, talos: TalosApiImpl): Kubernete
       if (patched !== current) await t.applyConfigurationNoReboot(talos.client, node.address, patched, { signal });
     },
     staticPods,
-    async kubeletVersion(node) {
-      return (await kubeletVersions()).get(node);
-    },
   };
 }
 

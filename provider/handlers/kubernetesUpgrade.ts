@@ -42,7 +42,7 @@ async function livePlan(spec: KubernetesUpgradeSpec, kube: KubeClient): Promise<
   const talos = talosApi(spec.talosconfig);
   try {
     const machines = await withMachineOverrides(kube, spec.machines).listMachines();
-    const nodes = await kubernetesPort(kube, talos).read(machines, AbortSignal.timeout(PREVIEW_TIMEOUT_MS));
+    const nodes = await kubernetesPort(talos).read(machines, AbortSignal.timeout(PREVIEW_TIMEOUT_MS));
     return { plan: planKubernetesUpgrade(nodes, spec.version), failures: kubernetesSkewFailures(nodes, spec.version, kubernetesRefusal) };
   } finally {
     talos.close();
@@ -80,7 +80,7 @@ async function rollout(id: string, inputs: Properties, spec: KubernetesUpgradeSp
   let last: UpgradeStatus | undefined;
   try {
     const scope = withMachineOverrides(kube, spec.machines);
-    const status = await runKubernetesUpgrade(scope, talos, kubernetesPort(kube, talos), {
+    const status = await runKubernetesUpgrade(scope, talos, kubernetesPort(talos), {
       cluster: spec.clusterName,
       holder: holder(spec, id),
       targetVersion: spec.version,

@@ -13,6 +13,7 @@ import {
   type KubernetesUnit, type TalosKubernetesRange,
 } from "./kubernetesPlan";
 import type { KubeApi, Machine, TalosApi } from "./ports";
+import type { Wave } from "./plan";
 import { acquireRolloutLease, runToTheEnd, type RunOptions } from "./run";
 import { soak } from "./soak";
 import { initialStatus, type UpgradeStatus } from "./status";
@@ -38,14 +39,12 @@ export interface StaticPodState {
 
 /** What the Kubernetes rollout needs beyond the two ports: the live versions and the machine config patches. */
 export interface KubernetesPort {
-  /** Each machine's live Kubernetes versions (static pods of control planes, the Nodes' kubelets). */
+  /** Each machine's live Kubernetes versions (static pods of control planes; kubelets as the machines carry them). */
   read(machines: readonly Machine[], signal: AbortSignal): Promise<KubernetesNode[]>;
   /** Sets `parts` to `version`'s images in the node's machine config, without a reboot (no change when already set). */
   setImages(node: Machine, version: string, parts: readonly KubernetesImagePart[], signal: AbortSignal): Promise<void>;
   /** The node's static pods, as Talos reports them. */
   staticPods(node: Machine, signal: AbortSignal): Promise<StaticPodState[]>;
-  /** The node's `status.nodeInfo.kubeletVersion` (undefined when the Node is gone or reports none). */
-  kubeletVersion(node: string, signal: AbortSignal): Promise<string | undefined>;
 }
 
 export type KubernetesRunOptions = Pick<RunOptions,
@@ -117,7 +116,7 @@ async function rollUnits(ctx: RunContext, port: KubernetesPort, talosRange: Talo
     checkWindow(ctx);
     if (lastBackAt !== undefined) await soak(ctx, conditions, name, lastBackAt);
     const wave = statusPlan.waves.find((w) => w.machines[0].name === name) ?? asRolloutPlan({ ...plan, units: [unit] }, ids).waves[0];
-    await holdGate(ctx, wave.index, wave, new Set(), conditions, { userGates: true });
+    await holdGate(ctx, wave.index, gateWave(wave, unit), new Set(), conditions, { userGates: true });
     checkWindow(ctx); // the window may have closed while the gate held
     attempted.add(name);
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: wave.index });
@@ -136,6 +135,14 @@ async function rollUnits(ctx: RunContext, port: KubernetesPort, talosRange: Talo
     await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: wave.index }, true);
     lastBackAt = ctx.now();
   }
+}
+
+/**
+ * The wave the gate holds for: named by the unit's node (the gate's readiness rule and etcd's health are about that
+ * node, and a stop names it); kube-proxy's is no node's.
+ */
+function gateWave(wave: Wave, unit: KubernetesUnit): Wave {
+  return unit.kind === "proxy" ? wave : { ...wave, machines: wave.machines.map((m) => ({ ...m, name: unit.node })) };
 }
 
 function machineOf(machines: readonly Machine[], node: string): Machine {
@@ -166,7 +173,7 @@ async function runUnit(ctx: RunContext, port: KubernetesPort, unit: KubernetesUn
   await step("installing", "kubelet");
   await patch(port, node, target, ["kubelet"], bound, "machine.kubelet.image");
   await step("waiting", "kubelet");
-  await waitKubelet(ctx, port, node, bound);
+  await waitKubelet(ctx, node, bound);
 }
 
 async function patch(port: KubernetesPort, node: Machine, version: string, parts: readonly KubernetesImagePart[], bound: Deadline, what: string): Promise<void> {
@@ -200,12 +207,11 @@ async function waitStaticPods(ctx: RunContext, port: KubernetesPort, node: Machi
 }
 
 /** Until the Node reports the target kubelet (Talos' checkNodeKubeletVersion); woken by the Node watch. */
-async function waitKubelet(ctx: RunContext, port: KubernetesPort, node: Machine, bound: Deadline): Promise<void> {
+async function waitKubelet(ctx: RunContext, node: Machine, bound: Deadline): Promise<void> {
   const target = ctx.opts.targetVersion;
-  let seen: string | undefined;
   for (;;) {
     const generation = ctx.machinesVersion();
-    seen = await port.kubeletVersion(node.name, bound.signal).catch(() => seen);
+    const seen = (await ctx.machine(node.name))?.kubeletVersion;
     if (sameVersion(seen, target)) return;
     if (bound.signal.aborted) throw new Error(msg.k8sKubeletTimeout(node.name, target, ctx.opts.nodeTimeoutMs, seen));
     await ctx.machinesChanged(generation, ctx.opts.readyPollMs ?? DEFAULT_POLL_MS, bound.signal);
