@@ -135,5 +135,9 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     assert.equal(done.phase, "Done", done.error);
     assert.deepEqual(started, ["kube-proxy", "cp-1 (kubelet)", "cp-2 (kubelet)", "w-1 (kubelet)"], "the control planes already on v1.36.2 are not done again");
     assert.deepEqual(await kubelets(), { "cp-1": "v1.36.2", "cp-2": "v1.36.2", "w-1": "v1.36.2" });
+    // `pulumi refresh` of a stack whose last run failed: the status recomputed from the live versions.
+    const state = { kind: "KubernetesUpgrade", clusterName: CLUSTER, kubeconfig: s.kubeconfig, talosconfig: s.talosconfig, version: "v1.36.2", status: { phase: "Failed", error: "x" } };
+    const refreshed = (await kubernetesUpgradeHandler.read(CLUSTER, state)).props.status as { phase: string; lastUpgradeVersion: string; error: string };
+    assert.deepEqual([refreshed.phase, refreshed.lastUpgradeVersion, refreshed.error], ["Done", "v1.36.2", ""]);
   });
 });

@@ -8,6 +8,7 @@ import { initialStatus, reduce } from "../../../provider/rollout/status";
 import { kubernetesRefusal } from "../../../provider/talos/compat";
 import { checkKubernetesUpgrade, kubernetesRolloutKey, parseKubernetesUpgrade } from "../../../provider/resources/kubernetesUpgrade";
 import { UNKNOWN } from "../../../provider/handlers/common";
+import { kubernetesUpgradeHandler } from "../../../provider/handlers/kubernetesUpgrade";
 
 const pods = (v: string) => ({ "kube-apiserver": v, "kube-controller-manager": v, "kube-scheduler": v });
 const cp = (name: string, v: string, over: Partial<KubernetesNode> = {}): KubernetesNode =>
@@ -96,5 +97,15 @@ describe("rollout: KubernetesUpgrade plan and skew", () => {
     assert.equal(a.version, "v1.36.1");
     assert.equal(kubernetesRolloutKey(a), kubernetesRolloutKey(b));
     assert.notEqual(kubernetesRolloutKey(a), kubernetesRolloutKey(parseKubernetesUpgrade(props({ version: "v1.36.2" }))));
+  });
+
+  it("diff: no change for another spelling once Done; a new version, an unknown input or an unfinished run is a change", async () => {
+    const props = (over: Record<string, unknown>) => ({ kind: "KubernetesUpgrade", clusterName: "prod", kubeconfig: "k", talosconfig: "t", version: "v1.36.1", ...over });
+    const done = props({ holdTimeout: "60m", status: { phase: "Done" } });
+    assert.deepEqual(await kubernetesUpgradeHandler.diff("prod", done, props({ version: "1.36.1", holdTimeout: "1h" })), { changes: false, replaces: [] });
+    assert.equal((await kubernetesUpgradeHandler.diff("prod", done, props({ version: "v1.36.2" }))).changes, true);
+    assert.equal((await kubernetesUpgradeHandler.diff("prod", done, props({ version: UNKNOWN }))).changes, true);
+    assert.equal((await kubernetesUpgradeHandler.diff("prod", props({ status: { phase: "Failed" } }), props({}))).changes, true, "the next up resumes");
+    assert.deepEqual((await kubernetesUpgradeHandler.diff("prod", done, props({ clusterName: "other" }))).replaces, ["clusterName"]);
   });
 });
