@@ -7,7 +7,7 @@
 //
 // The machine configuration holds the cluster's secrets (CA keys, tokens): it goes from the node back to the node and
 // nowhere else — no log, status or error quotes it, and errors about it name only the node, document and field.
-import { isMap, isScalar, parseAllDocuments, type Document } from "yaml";
+import { isMap, parseAllDocuments, type Document } from "yaml";
 import { APPLY_MODE, CallOptions, TalosClient } from "./client";
 import { TalosError } from "./errors";
 import { CONFIG_NAMESPACE, MACHINE_CONFIG_ID, MACHINE_CONFIG_TYPE } from "./facts";
@@ -203,9 +203,7 @@ export function patchKubernetesImages(yaml: string, images: KubernetesImages, wh
     if (image === undefined) continue;
     parseImageRef(image); // refuses what is not an image reference (CONFIG, naming the image only)
     const { doc, path } = imageSite(docs, key, where);
-    const node = doc.getIn(path, true);
-    if (isScalar(node)) node.value = image; // keeps the scalar's comment and style
-    else doc.setIn(path, image);
+    doc.setIn(path, image); // an existing scalar keeps its node: its comment and style stay
   }
   // no folding of long lines (certificates), no padding added inside flow collections the text did not have
   return docs.map((d) => d.toString({ lineWidth: 0, flowCollectionPadding: false })).join("");

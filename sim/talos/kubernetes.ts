@@ -108,7 +108,8 @@ type PodEntry = SimStaticPod & { timer?: NodeJS.Timeout };
 const snapshot = ({ timer: _t, ...p }: PodEntry): SimStaticPod => p;
 
 export class NodeKubernetes {
-  private text: string;
+  /** The active configuration; written on first use (a 1,000-node sim never renders most of them). */
+  private text?: string;
   /** The COSI version of the MachineConfig resource: +1 per change. */
   private configResourceVersion = 1;
   private stagedText?: string;
@@ -119,9 +120,8 @@ export class NodeKubernetes {
   /** ApplyConfiguration calls this node received (whatever became of them). */
   applies = 0;
 
-  constructor(private readonly node: MachineConfigOwner, version: string, private readonly host: KubernetesHost) {
-    this.text = initialMachineConfig(node, version);
-    const images = this.images();
+  constructor(private readonly node: MachineConfigOwner, private readonly version: string, private readonly host: KubernetesHost) {
+    const images = defaultKubernetesImages(version); // what initialMachineConfig(node, version) sets
     this.kubeletState = { image: images.kubelet!, version: kubernetesVersionOfImage(images.kubelet!) ?? version, running: true };
     const now = Date.now();
     if (node.role === "controlplane") {
@@ -130,14 +130,14 @@ export class NodeKubernetes {
   }
 
   /** The active machine configuration (a secret). */
-  get config(): string { return this.text; }
+  get config(): string { return (this.text ??= initialMachineConfig(this.node, this.version)); }
   get configVersion(): number { return this.configResourceVersion; }
   /** A configuration applied in STAGED mode, active after the next reboot. */
   get staged(): string | undefined { return this.stagedText; }
   staticPods(): SimStaticPod[] { return [...this.pods.values()].map(snapshot); }
   get kubelet(): SimKubeletState { return { ...this.kubeletState }; }
 
-  private images(text = this.text): KubernetesImages {
+  private images(text = this.config): KubernetesImages {
     return kubernetesImagesOf(text, `node ${this.node.name}`);
   }
 
@@ -169,7 +169,7 @@ export class NodeKubernetes {
       this.tryTimer = undefined;
       if (mode === MODE.TRY) {
         const ms = req.try_mode_timeout ? Number(req.try_mode_timeout.seconds ?? 0) * 1000 + Math.round((req.try_mode_timeout.nanos ?? 0) / 1e6) : TRY_TIMEOUT_MS;
-        const previous = this.text;
+        const previous = this.config;
         details += `\nThe config is applied in 'try' mode and will be automatically reverted back in ${ms / 1000}s`;
         this.tryTimer = setTimeout(() => { this.tryTimer = undefined; this.activate(previous); }, ms);
       }
@@ -190,7 +190,7 @@ export class NodeKubernetes {
   private activate(text: string): void {
     const before = this.images();
     const after = this.images(text);
-    if (text !== this.text) this.configResourceVersion++;
+    if (text !== this.config) this.configResourceVersion++;
     this.text = text;
     for (const pod of this.pods.values()) {
       const image = this.imageOf(after, pod.component);

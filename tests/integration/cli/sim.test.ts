@@ -6,7 +6,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createKubeApi } from "../../../provider/kube";
-import { createTalosApi } from "../../../provider/talos";
+import * as k8s from "@kubernetes/client-node";
+import { createTalosApi, kubernetesImagesOf, readMachineConfig } from "../../../provider/talos";
 import { onFileEnd } from "../../support/fixtures";
 
 /** A pull no test waits for: the knob's effect shows as an upgrade that cannot finish within its node timeout. */
@@ -28,10 +29,10 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
   });
 
   it("starts in the background, writes kubeconfig, talosconfig and state.json, and says how to use them", async () => {
-    const up = talosGate("sim", "up", "--dir", dir, "--control-planes", "1", "--workers", "1", "--version", "v1.13.0", "--boot-seconds", "0.5",
-      "--workload-pods", "0", "--pull-ms", String(LONG_PULL_MS), "--install-ms", "0");
+    const up = talosGate("sim", "up", "--dir", dir, "--control-planes", "1", "--workers", "1", "--version", "v1.13.0", "--kubernetes", "v1.35.2",
+      "--boot-seconds", "0.5", "--workload-pods", "0", "--pull-ms", String(LONG_PULL_MS), "--install-ms", "0");
     assert.equal(up.code, 0, up.stderr);
-    assert.match(up.stdout, /simulated cluster up in [\d.]+s \(pid \d+\): 1 control plane, 1 worker, Talos v1\.13\.0/);
+    assert.match(up.stdout, /simulated cluster up in [\d.]+s \(pid \d+\): 1 control plane, 1 worker, Talos v1\.13\.0, Kubernetes v1\.35\.2/);
     assert.match(up.stdout, /\n {2}upgrades: {4}600000 ms image pull, 0 ms install, 0\.5s reboot per node\n/);
     assert.match(up.stdout, /export KUBECONFIG=.*kubeconfig TALOSCONFIG=.*talosconfig/);
     for (const f of ["kubeconfig", "talosconfig", "state.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);
@@ -43,7 +44,13 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
     const talos = createTalosApi(fs.readFileSync(path.join(dir, "talosconfig"), "utf8"));
     const state = JSON.parse(fs.readFileSync(path.join(dir, "state.json"), "utf8"));
     assert.equal(await talos.version(state.machines[1].address), "v1.13.0");
+    // issue 24: --kubernetes is the Kubernetes of the nodes' machine configs, and of kube-proxy as Talos deploys it
+    assert.deepEqual(kubernetesImagesOf(await readMachineConfig(talos.client, state.machines[1].address)), { kubelet: "ghcr.io/siderolabs/kubelet:v1.35.2" });
     talos.close();
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(fs.readFileSync(path.join(dir, "kubeconfig"), "utf8"));
+    const ds = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+    assert.equal(ds.spec?.template.spec?.containers[0].image, "registry.k8s.io/kube-proxy:v1.35.2");
   });
 
   it("an upgrade's image pull takes --pull-ms: a 10-minute pull outlasts a 3 s node timeout, and the node stays as it was", async () => {

@@ -341,6 +341,8 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
     assert.equal(old.spec?.containers[0].image, "registry.k8s.io/kube-apiserver:v1.34.1");
     assert.equal(ready(old), "True", "registered Running and Ready");
     assert.equal(old.status?.hostIP, machines[0].address, "upgrade-k8s finds the pod by the node's IP");
+    // the static pod's own status (host network: the node's IP), never one the kubelet emulator made up for a pod it ran
+    assert.equal(old.status?.podIP, machines[0].address);
     const talos = new EventEmitter();
     const att = sim.attachLifecycle(talos);
     try {
@@ -353,6 +355,7 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
       assert.equal(p.metadata?.annotations?.["talos.dev/config-version"], "2");
       assert.equal(p.metadata?.labels?.["app.kubernetes.io/version"], "1.35.2");
       assert.equal(ready(p), "False");
+      assert.equal(p.status?.podIP, machines[0].address);
       talos.emit("staticPod", { name: node }, { ...pod, ready: true });
       await att.idle();
       p = await apiserver();

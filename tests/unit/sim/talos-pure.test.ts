@@ -1,5 +1,6 @@
 // Pure rules of the simulated Talos node, checked against the Talos releases they mirror.
 import * as assert from "node:assert/strict";
+import { parseSimArgs } from "../../../sim/state";
 import { preserveSkipsEtcdChecks } from "../../../sim/talos/node";
 
 describe("unit: talos sim rules", () => {
@@ -10,5 +11,14 @@ describe("unit: talos sim rules", () => {
       ["v1.14.0-alpha.0", false], ["v1.14.0-alpha.1", false], ["v1.14.0-alpha.2", true], ["v1.14.0", true], ["v1.15.1", true],
     ];
     assert.deepEqual(table.map(([v]) => [v, preserveSkipsEtcdChecks(v)]), table);
+  });
+});
+
+describe("unit: sim up options", () => {
+  it("issue 24: --kubernetes sets the version the nodes start on (default v1.34.1); anything else is a usage error", () => {
+    assert.equal(parseSimArgs([]).kubernetesVersion, "v1.34.1");
+    assert.equal(parseSimArgs(["--kubernetes", "1.35.2"]).kubernetesVersion, "v1.35.2");
+    assert.equal(parseSimArgs(["--kubernetes=v1.36.0-rc.1"]).kubernetesVersion, "v1.36.0-rc.1");
+    assert.throws(() => parseSimArgs(["--kubernetes", "latest"]), /--kubernetes must be a Kubernetes version like v1\.35\.2, got "latest"/);
   });
 });

@@ -63,7 +63,7 @@ describe("talos: Kubernetes images in the machine configuration (pure)", () => {
     expected[2].image = target.scheduler;
     assert.deepEqual(js(out), expected);
     // comments, flow style and the document order survive
-    for (const kept of ["# managed by talos-gate tests", "# the v1alpha1 document", "# keep this comment", "certSANs: [10.5.0.2, cp.example.com]",
+    for (const kept of ["# managed by talos-gate tests", "# the v1alpha1 document", `image: ${target.kubelet} # keep this comment`, "certSANs: [10.5.0.2, cp.example.com]",
       "hostname: cp-1 # static", "extraArgs: {rotate-server-certificates: \"true\"}"]) {
       assert.ok(out.includes(kept), `kept: ${kept}`);
     }
