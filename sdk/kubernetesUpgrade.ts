@@ -4,7 +4,7 @@ import { shim } from "../provider/shim";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
-import { afterGates, runTimeouts, type CronWindowArgs, type TalosUpgradeStatus } from "./talosUpgrade";
+import { afterGates, runTimeouts, type CronWindowArgs, type TalosUpgrade, type TalosUpgradeStatus } from "./talosUpgrade";
 import { resourceUrn } from "./urn";
 
 export interface KubernetesUpgradeArgs {
@@ -14,6 +14,11 @@ export interface KubernetesUpgradeArgs {
    * plane moves one minor at a time; kubelets never newer than the API server) and each node's Talos range.
    */
   version: pulumi.Input<string>;
+  /**
+   * The TalosUpgrade of the same cluster to run after (added to dependsOn): preview then checks the Kubernetes target
+   * against the range of the Talos version it upgrades to, so both go in one `pulumi up`.
+   */
+  after?: TalosUpgrade;
   /** Checks that must all pass before each next unit (a control plane, kube-proxy, a kubelet). */
   healthchecks?: Healthcheck[];
   /** Watch-driven CEL conditions that must all hold, with the healthchecks, before each next unit. */
@@ -45,7 +50,7 @@ export class KubernetesUpgrade extends pulumi.dynamic.Resource {
   public readonly plan!: pulumi.Output<string[]>;
 
   constructor(name: string, args: KubernetesUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
-    const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? [])], opts);
+    const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? []), ...(args.after ? [args.after] : [])], opts);
     super(shim, name, {
       kind: "KubernetesUpgrade",
       resourceUrn: resourceUrn("KubernetesUpgrade", name, opts),
@@ -64,6 +69,7 @@ export class KubernetesUpgrade extends pulumi.dynamic.Resource {
       soakTime: args.soakTime,
       maintenanceWindows: args.maintenanceWindows,
       customTimeouts: runTimeouts(opts?.customTimeouts),
+      talosVersion: args.after?.targetVersion,
       plan: undefined,
       status: undefined,
     }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },

@@ -155,6 +155,8 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
   public readonly status!: pulumi.Output<TalosUpgradeStatus>;
   /** The rollout plan computed at preview time when the cluster is reachable (ordered nodes, from → to, gates). */
   public readonly plan!: pulumi.Output<string[]>;
+  /** The version the program asks for (known at preview, unlike the output `version` while it changes). */
+  public readonly targetVersion: pulumi.Output<string>;
 
   constructor(name: string, args: TalosUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
     // The checks as composed from the Healthchecks' inputs (known during preview), not from their outputs: a
@@ -200,6 +202,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       status: undefined,
     }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "TalosUpgrade");
+    this.targetVersion = pulumi.output(args.version);
     // Engine-side only: providers never see replaceOnChanges (proto/pulumi/provider.proto DiffRequest, v3.259.0), so
     // the program says it here, on this resource's row.
     if (opts?.replaceOnChanges?.length) void pulumi.log.warn(replaceOnChangesNoEffect(name, opts.replaceOnChanges), this);

@@ -1,11 +1,11 @@
 // A full upgrade in one `pulumi up` (issue 24.4): Talos first, then Kubernetes, both behind the same Ceph gate. The
-// KubernetesUpgrade waits for the TalosUpgrade (`dependsOn`): a Talos release supports a range of Kubernetes versions,
-// and the two never run at once anyway (they share the cluster's Lease; the second would be refused, not queued).
+// KubernetesUpgrade runs after the TalosUpgrade (`after`, which is a dependsOn too): a Talos release supports a range of
+// Kubernetes versions, and the two never run at once anyway (they share the cluster's Lease; the second would be
+// refused, not queued).
 //
 // Preview checks both against the live cluster: the Talos path (Talos' upgrade rules), and for Kubernetes its skew
-// policy (the control plane one minor at a time, kubelets never newer than the API server) and each node's Talos range.
-// A Kubernetes target outside the range of the Talos nodes run *today* is refused at preview even though the
-// TalosUpgrade would widen it first: then run the two in two `pulumi up`s (set `kubernetesVersion` after Talos is done).
+// policy (the control plane one minor at a time, kubelets never newer than the API server) and the range of the Talos
+// the nodes will run by then (`after`'s version); the Kubernetes run checks that range again on the live nodes.
 import * as pulumi from "@pulumi/pulumi";
 import * as gate from "talos-gate";
 
@@ -86,7 +86,8 @@ const kubernetes = new gate.KubernetesUpgrade("kubernetes", {
   healthchecks: [ceph],
   holdTimeout: "2h",
   nodeTimeout: "10m",
-}, { dependsOn: [talos] });
+  after: talos,
+});
 
 export const talosPlan = talos.plan;
 export const talosStatus = talos.status;

@@ -43,7 +43,7 @@ async function livePlan(spec: KubernetesUpgradeSpec, kube: KubeClient): Promise<
   try {
     const machines = await withMachineOverrides(kube, spec.machines).listMachines();
     const nodes = await kubernetesPort(talos).read(machines, AbortSignal.timeout(PREVIEW_TIMEOUT_MS));
-    return { plan: planKubernetesUpgrade(nodes, spec.version), failures: kubernetesSkewFailures(nodes, spec.version, kubernetesRefusal) };
+    return { plan: planKubernetesUpgrade(nodes, spec.version), failures: kubernetesSkewFailures(nodes, spec.version, kubernetesRefusal, spec.talosVersion) };
   } finally {
     talos.close();
   }

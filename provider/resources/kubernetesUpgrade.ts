@@ -10,7 +10,7 @@ import { machineOverride, setFields } from "./cluster";
 import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT } from "./defaults";
 import { clusterName, goDuration } from "./fields";
 import * as msg from "./messages";
-import { canonical, checkFailures, programFiles, withAcrossFields, type CheckFailure, type FileReader } from "./model";
+import { canonical, checkFailures, optionalString, programFiles, withAcrossFields, type CheckFailure, type FileReader } from "./model";
 import { gateFields, jobContent, runFields, type ConditionGate, type TalosUpgradeSpec } from "./talosUpgrade";
 
 const version = z.string({ error: (iss) => msg.kubernetesVersionInvalid(iss.input) })
@@ -26,6 +26,8 @@ function fields(files: FileReader) {
     ...gateFields(files),
     ...runFields(),
     machines: z.array(machineOverride).nullish(),
+    /** The version of the TalosUpgrade this one runs after (`after`): the Talos range preview checks against. */
+    talosVersion: optionalString,
   });
 }
 
@@ -33,11 +35,11 @@ type Fields = z.output<ReturnType<typeof fields>>;
 
 export const INPUT_KEYS = Object.keys(fields(programFiles()).shape) as (keyof Fields)[];
 
-/** Inputs a rollout depends on: while one is unknown the diff must say "changed". */
-export const ROLLOUT_INPUTS = INPUT_KEYS.filter((k) => k !== "owner" && k !== "resourceUrn" && k !== "healthcheckIds" && k !== "customTimeouts");
+/** Inputs a rollout depends on: while one is unknown the diff must say "changed" (talosVersion only shapes preview's check). */
+export const ROLLOUT_INPUTS = INPUT_KEYS.filter((k) => k !== "owner" && k !== "resourceUrn" && k !== "healthcheckIds" && k !== "customTimeouts" && k !== "talosVersion");
 
 /** Inputs the preview plan reads. */
-export const PLAN_INPUTS = ["kubeconfig", "talosconfig", "version", "healthcheckIds", "conditionIds", "machines", "maintenanceWindows", "soakTime"] as const satisfies readonly (keyof Fields)[];
+export const PLAN_INPUTS = ["kubeconfig", "talosconfig", "version", "healthcheckIds", "conditionIds", "machines", "maintenanceWindows", "soakTime", "talosVersion"] as const satisfies readonly (keyof Fields)[];
 
 function model(files: FileReader, check: boolean) {
   // A missing cluster name or credentials passes check (the SDK always sets them), as TalosUpgrade's.
@@ -57,6 +59,8 @@ export interface KubernetesUpgradeSpec extends Pick<TalosUpgradeSpec, "clusterNa
   soakMs: number;
   schedule: MaintenanceSchedule;
   runTimeouts: { createMs: number; updateMs: number };
+  /** The Talos the nodes will run by then (the TalosUpgrade this one runs after), when given and a version. */
+  talosVersion?: string;
 }
 
 function toSpec(p: Fields): KubernetesUpgradeSpec {
@@ -75,6 +79,7 @@ function toSpec(p: Fields): KubernetesUpgradeSpec {
     soakMs: p.soakTime,
     schedule: p.maintenanceWindows,
     runTimeouts: { createMs: p.customTimeouts?.create ?? 0, updateMs: p.customTimeouts?.update ?? 0 },
+    ...(p.talosVersion && isValidVersion(p.talosVersion) ? { talosVersion: normalizeVersion(p.talosVersion) } : {}),
   };
 }
 

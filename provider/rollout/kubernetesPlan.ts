@@ -99,9 +99,12 @@ export function planKubernetesUpgrade(nodes: readonly KubernetesNode[], target: 
  * Why Kubernetes `target` cannot be rolled onto these nodes (one line each, naming node, both versions and the rule):
  * Kubernetes' version skew policy (the control plane moves one minor at a time and never down a minor; kubelets never
  * newer than the API server, nor more than 3 minors behind it) and Talos' range (each node's Talos release supports
- * a range of Kubernetes versions: provider/talos/compat.ts, from Talos' compatibility package).
+ * a range of Kubernetes versions: provider/talos/compat.ts, from Talos' compatibility package) — of `talosTarget` for
+ * a node below it (the TalosUpgrade this one runs after).
  */
-export function kubernetesSkewFailures(nodes: readonly KubernetesNode[], target: string, talosRange: TalosKubernetesRange): string[] {
+export function kubernetesSkewFailures(
+  nodes: readonly KubernetesNode[], target: string, talosRange: TalosKubernetesRange, talosTarget?: string,
+): string[] {
   const to = normalizeVersion(target);
   const failures: string[] = [];
   for (const n of [...nodes].sort(byName)) {
@@ -119,9 +122,12 @@ export function kubernetesSkewFailures(nodes: readonly KubernetesNode[], target:
       if (d !== undefined && d < 0) failures.push(msg.k8sKubeletNewer(n.name, normalizeVersion(k), to));
       if (d !== undefined && d > KUBELET_MAX_MINORS_BEHIND) failures.push(msg.k8sKubeletTooOld(n.name, normalizeVersion(k), to, KUBELET_MAX_MINORS_BEHIND));
     }
-    const talos = n.talosVersion;
+    // The Talos the node will run when this upgrade runs: a TalosUpgrade it comes after may move it up first.
+    const later = talosTarget !== undefined && isValidVersion(talosTarget) && (n.talosVersion === undefined || !isValidVersion(n.talosVersion)
+      || compareVersions(talosTarget, n.talosVersion) > 0);
+    const talos = later ? talosTarget : n.talosVersion;
     const r = talos !== undefined && isValidVersion(talos) ? talosRange(to, talos) : undefined;
-    if (r) failures.push(msg.k8sOutsideTalos(n.name, normalizeVersion(talos!), to, r.release, r.min, r.max));
+    if (r) failures.push(msg.k8sOutsideTalos(n.name, normalizeVersion(talos!), to, r.release, r.min, r.max, later));
   }
   return failures;
 }

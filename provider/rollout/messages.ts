@@ -590,9 +590,10 @@ export function k8sKubeletTooOld(node: string, running: string, target: string, 
     `skew policy allows kubelets ${maxMinors} minors behind the API server): upgrade Kubernetes one minor at a time`;
 }
 
-export function k8sOutsideTalos(node: string, talos: string, target: string, release: string, min: string, max: string): string {
-  return `node ${node} runs Talos ${talos}, whose range is Kubernetes ${min} – ${max.replace(/\.99$/, ".x")} (Talos ${release}), ` +
-    `so Kubernetes ${target} cannot run on it: upgrade Talos first (a TalosUpgrade, dependsOn before this KubernetesUpgrade)`;
+export function k8sOutsideTalos(node: string, talos: string, target: string, release: string, min: string, max: string, after = false): string {
+  return `node ${node} ${after ? "will run" : "runs"} Talos ${talos}${after ? " (the TalosUpgrade this one runs after)" : ""}, whose range is ` +
+    `Kubernetes ${min} – ${max.replace(/\.99$/, ".x")} (Talos ${release}), so Kubernetes ${target} cannot run on it: ` +
+    (after ? `choose a Kubernetes inside that range` : `upgrade Talos first (a TalosUpgrade, and \`after\` on this KubernetesUpgrade)`);
 }
 
 export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets: number, done: number): string {

@@ -66,8 +66,14 @@ describe("rollout: KubernetesUpgrade plan and skew", () => {
     const failures = kubernetesSkewFailures([cp("cp-1", "v1.35.2"), worker("w-1", "v1.35.2", { talosVersion: "v1.12.11" })], "v1.36.1", kubernetesRefusal);
     assert.deepEqual(failures, [
       "node w-1 runs Talos v1.12.11, whose range is Kubernetes 1.30.0 – 1.35.x (Talos 1.12), so Kubernetes v1.36.1 cannot run on it: " +
-      "upgrade Talos first (a TalosUpgrade, dependsOn before this KubernetesUpgrade)",
+      "upgrade Talos first (a TalosUpgrade, and `after` on this KubernetesUpgrade)",
     ]);
+    // After a TalosUpgrade to v1.13.2 (`after`): the range preview checks is that release's.
+    assert.deepEqual(kubernetesSkewFailures([cp("cp-1", "v1.35.2"), worker("w-1", "v1.35.2", { talosVersion: "v1.12.11" })], "v1.36.1", kubernetesRefusal, "v1.13.2"), []);
+    assert.match(kubernetesSkewFailures([worker("w-1", "v1.35.2", { talosVersion: "v1.12.11" })], "v1.36.1", kubernetesRefusal, "v1.12.11")[0],
+      /^node w-1 runs Talos v1.12.11, /, "a TalosUpgrade that does not move the node up changes nothing");
+    assert.match(kubernetesSkewFailures([worker("w-1", "v1.36.1", { talosVersion: "v1.13.2" })], "v1.37.0", kubernetesRefusal, "v1.13.9")[0],
+      /^node w-1 will run Talos v1.13.9 \(the TalosUpgrade this one runs after\), whose range is Kubernetes 1.31.0 – 1.36.x \(Talos 1.13\), so Kubernetes v1.37.0 cannot run on it: choose a Kubernetes inside that range$/);
   });
 
   it("the plan drives the Talos rollout's status reducer: one wave per unit, the preview lines name the gates", () => {
