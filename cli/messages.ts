@@ -172,7 +172,8 @@ export const cliMsg = {
   simNoControl: (dir: string, pid: number) =>
     `the simulated cluster in ${dir} (pid ${pid}) was started by an earlier talos-gate without a control endpoint; ` +
     "restart it ('talos-gate sim down', then 'talos-gate sim up') to set faults",
-  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]",
+  simFaultArgs: () => "usage: talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|" +
+    "static-pod-never-ready|kubelet-never-returns|clear> [--dir D]",
   simRecoverArgs: () => "usage: talos-gate sim recover <node> [--dir D]",
   simFaults: (node: string, faults: readonly string[]) =>
     faults.length ? `node ${node}: ${faults.join(", ")}` : `node ${node}: no faults`,

@@ -12,12 +12,15 @@ const USAGE = `usage:
   talos-gate sim up [--control-planes N] [--workers M] [--version vX.Y.Z] [--kubernetes vX.Y.Z] [--boot-seconds S]
                     [--pull-ms MS] [--install-ms MS] [--workload-pods P] [--dir D]
   talos-gate sim status [--dir D]
-  talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|clear> [--dir D]
+  talos-gate sim fault <node> <never-comes-back|rollback|slow-boot=30s|etcd-unhealthy|pull-failure|static-pod-never-ready|
+                              kubelet-never-returns|clear> [--dir D]
   talos-gate sim recover <node> [--dir D]
   talos-gate sim down [--dir D]
 faults (on the running sim, until cleared): never-comes-back (its current or next reboot never ends; 'sim recover' boots it),
   rollback (its next upgrade comes back on the old version), slow-boot=D (every reboot takes D longer),
   etcd-unhealthy (a control plane's etcd member stays unhealthy), pull-failure (installer images cannot be pulled),
+  static-pod-never-ready (a static pod restarted by a Kubernetes upgrade never becomes ready; 'sim recover' ends it),
+  kubelet-never-returns (a kubelet restarted by a Kubernetes upgrade never starts again; 'sim recover' ends it),
   clear (removes the node's faults)
 --workers 0: the control planes take the workload pods (as Talos' allowSchedulingOnControlPlanes), guarded by a
   PodDisruptionBudget (minAvailable 1); --control-planes 1 --workers 0 is a single node, where a drain has nowhere to go

@@ -10,13 +10,15 @@ export type RehearsalFault =
   | { kind: "slow-boot"; ms: number }
   | { kind: "etcd-unhealthy" }
   | { kind: "pull-failure" }
+  | { kind: "static-pod-never-ready" }
+  | { kind: "kubelet-never-returns" }
   | { kind: "clear" };
 
 export class FaultError extends Error {
   readonly userFacing = true;
 }
 
-/** Parses `never-comes-back`, `rollback`, `slow-boot=30s`, `etcd-unhealthy`, `pull-failure` or `clear`. */
+/** Parses `never-comes-back`, `rollback`, `slow-boot=30s`, `etcd-unhealthy`, `pull-failure`, `static-pod-never-ready`, `kubelet-never-returns` or `clear`. */
 export function parseFault(text: string): RehearsalFault {
   const [name, value] = text.trim().split("=", 2) as [string, string | undefined];
   if (name === "slow-boot") {
@@ -29,9 +31,9 @@ export function parseFault(text: string): RehearsalFault {
     if (!(ms > 0)) throw new FaultError(simMsg.badSlowBoot(text));
     return { kind: "slow-boot", ms };
   }
-  if (value === undefined && (name === "never-comes-back" || name === "rollback" || name === "etcd-unhealthy" || name === "pull-failure" || name === "clear")) {
-    return { kind: name };
-  }
+  const plain = ["never-comes-back", "rollback", "etcd-unhealthy", "pull-failure", "static-pod-never-ready", "kubelet-never-returns", "clear"] as const;
+  const kind = plain.find((k) => k === name);
+  if (value === undefined && kind) return { kind };
   throw new FaultError(simMsg.unknownFault(text));
 }
 
@@ -52,6 +54,9 @@ export function applyFault(sim: TalosNodeSim, nameOrAddress: string, fault: Rehe
     case "rollback": n.faults.rollback = true; break;
     case "slow-boot": n.faults.slowBootMs = fault.ms; break;
     case "pull-failure": n.faults.pullFailure = true; break;
+    // a Kubernetes upgrade's node that never comes back: its restarted static pods / kubelet stay down
+    case "static-pod-never-ready": n.faults.staticPodNeverReady = true; break;
+    case "kubelet-never-returns": n.faults.kubeletNeverReturns = true; break;
     case "etcd-unhealthy":
       if (n.role !== "controlplane") throw new FaultError(simMsg.etcdOnWorker(n.name));
       sim.etcd.holdUnhealthy(n.name, true);
@@ -64,10 +69,21 @@ export function applyFault(sim: TalosNodeSim, nameOrAddress: string, fault: Rehe
   return { node: n.name, faults: faultsOf(sim, n.name) };
 }
 
-/** Brings a node left down by never-comes-back up now (that fault is cleared; the others stay). */
+/**
+ * Brings a node left down by never-comes-back up now (that fault is cleared; the others stay); on a node that is up,
+ * ends what static-pod-never-ready / kubelet-never-returns hold (those faults are cleared).
+ */
 export function recoverNode(sim: TalosNodeSim, nameOrAddress: string): { node: string; faults: string[] } {
   const n = nodeOf(sim, nameOrAddress);
-  if (n.up) throw new FaultError(simMsg.notDown(n.name));
+  if (n.up) {
+    // what the Kubernetes faults hold: those faults are cleared, the static pods become ready, the kubelet starts
+    const held = n.kubernetes.held();
+    if (!held) throw new FaultError(simMsg.notDown(n.name));
+    n.faults.staticPodNeverReady = undefined;
+    n.faults.kubeletNeverReturns = undefined;
+    n.kubernetes.recover();
+    return { node: n.name, faults: faultsOf(sim, n.name) };
+  }
   n.faults.neverComesBack = false;
   if (!n.recover()) throw new FaultError(simMsg.notDown(n.name));
   return { node: n.name, faults: faultsOf(sim, n.name) };
@@ -82,5 +98,7 @@ export function faultsOf(sim: TalosNodeSim, name: string): string[] {
   if (n.faults.slowBootMs) out.push(`slow-boot=${formatDuration(n.faults.slowBootMs)}`);
   if (n.role === "controlplane" && sim.etcd.isHeldUnhealthy(n.name)) out.push("etcd-unhealthy");
   if (n.faults.pullFailure) out.push("pull-failure");
+  if (n.faults.staticPodNeverReady) out.push("static-pod-never-ready");
+  if (n.faults.kubeletNeverReturns) out.push("kubelet-never-returns");
   return out;
 }

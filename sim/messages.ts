@@ -1,6 +1,8 @@
 // User-visible messages of the simulated cluster's control endpoint (`talos-gate sim fault|recover|status`).
 
-export const FAULT_NAMES = ["never-comes-back", "rollback", "slow-boot=<duration>", "etcd-unhealthy", "pull-failure", "clear"] as const;
+export const FAULT_NAMES = [
+  "never-comes-back", "rollback", "slow-boot=<duration>", "etcd-unhealthy", "pull-failure", "static-pod-never-ready", "kubelet-never-returns", "clear",
+] as const;
 
 export const simMsg = {
   unknownFault: (text: string) =>
@@ -12,7 +14,8 @@ export const simMsg = {
   etcdOnWorker: (node: string) =>
     `node ${node} is a worker and runs no etcd member; etcd-unhealthy applies to control planes`,
   notDown: (node: string) =>
-    `node ${node} is not down, so there is nothing to recover; 'sim recover' brings back a node left down by never-comes-back`,
+    `node ${node} is not down, so there is nothing to recover (nor is any of its static pods or its kubelet held); 'sim recover' ` +
+    "brings back a node left down by never-comes-back, and what static-pod-never-ready or kubelet-never-returns held",
   badRequest: (detail: string) => `bad request to the sim's control endpoint: ${detail}`,
   unauthorized: () => "the sim's control endpoint needs the token from its state.json",
   notFound: (path: string) => `the sim's control endpoint has no ${path}`,

@@ -7,7 +7,7 @@
 //
 // The machine configuration holds the cluster's secrets (CA keys, tokens): it goes from the node back to the node and
 // nowhere else — no log, status or error quotes it, and errors about it name only the node, document and field.
-import { isMap, parseAllDocuments, type Document } from "yaml";
+import { isMap, isScalar, parseAllDocuments, type Document } from "yaml";
 import { APPLY_MODE, CallOptions, TalosClient } from "./client";
 import { TalosError } from "./errors";
 import { CONFIG_NAMESPACE, MACHINE_CONFIG_ID, MACHINE_CONFIG_TYPE } from "./facts";
@@ -176,6 +176,27 @@ function imageSite(docs: Document.Parsed[], key: KubernetesImageKey, where: stri
 }
 
 /**
+ * Sets a scalar at `path`, making the mappings on the way (an empty `kubelet:` is null in YAML); an existing scalar
+ * keeps its node, so its comment and style stay.
+ */
+function setField(doc: Document.Parsed, path: readonly string[], value: string, where: string): void {
+  let map: unknown = doc.contents;
+  for (const [i, key] of path.slice(0, -1).entries()) {
+    if (!isMap(map)) break;
+    let next: unknown = map.get(key, true);
+    if (!isMap(next)) {
+      if (next !== undefined && !(isScalar(next) && next.value === null)) {
+        throw new TalosError("CONFIG", msg.machineConfigNotMapping(where, path.slice(0, i + 1).join(".")));
+      }
+      next = doc.createNode({});
+      map.set(key, next);
+    }
+    map = next;
+  }
+  if (isMap(map)) map.set(path[path.length - 1], value);
+}
+
+/**
  * The images a machine configuration sets (undefined where it sets none: Talos then runs its default for its
  * Kubernetes version). `where` names the node or document in errors.
  */
@@ -203,7 +224,7 @@ export function patchKubernetesImages(yaml: string, images: KubernetesImages, wh
     if (image === undefined) continue;
     parseImageRef(image); // refuses what is not an image reference (CONFIG, naming the image only)
     const { doc, path } = imageSite(docs, key, where);
-    doc.setIn(path, image); // an existing scalar keeps its node: its comment and style stay
+    setField(doc, path, image, where);
   }
   // no folding of long lines (certificates), no padding added inside flow collections the text did not have
   return docs.map((d) => d.toString({ lineWidth: 0, flowCollectionPadding: false })).join("");
@@ -251,7 +272,8 @@ export async function readMachineConfig(client: TalosClient, node: string, opts?
     bytes = decodeSpec("MachineConfigSpec", r.protoSpec).yaml_marshalled;
   } catch (err) {
     // a node without the resource, or a role that may not read it (the resource is sensitive: os:admin only)
-    if (err instanceof TalosError && (err.code === "NOT_FOUND" || err.code === "PERMISSION_DENIED")) {
+    if (err instanceof TalosError && err.code === "NOT_FOUND") throw new TalosError(err.code, msg.machineConfigMissing(node), node, err.grpcCode);
+    if (err instanceof TalosError && err.code === "PERMISSION_DENIED") {
       throw new TalosError(err.code, msg.machineConfigUnreadable(node, err.detail ?? err.code), node, err.grpcCode);
     }
     throw err;
@@ -311,7 +333,7 @@ export async function applyConfigurationNoReboot(client: TalosClient, node: stri
     if (!(err instanceof TalosError)) throw err;
     const detail = scrub(err.detail ?? "", yaml);
     if (err.code === "FAILED_PRECONDITION" && APPLY_BUSY.test(detail)) {
-      throw new TalosError("IN_PROGRESS", msg.inProgress(node, "apply configuration", detail), node, err.grpcCode, { detail });
+      throw new TalosError("IN_PROGRESS", msg.applyBusy(node, detail), node, err.grpcCode, { detail });
     }
     if (err.code === "INVALID_ARGUMENT" || err.code === "FAILED_PRECONDITION" || err.code === "UNIMPLEMENTED" || err.code === "UNKNOWN" || err.code === "INTERNAL") {
       throw new TalosError(err.code, msg.applyRefused(node, err.code, detail || "no details"), node, err.grpcCode, { detail });
@@ -347,11 +369,19 @@ export interface ServiceState {
   healthy: boolean;
 }
 
-/** The state of a Talos service on `node` (default the kubelet); NOT_FOUND while it is stopped (the resource is gone). */
+/**
+ * The state of a Talos service on `node` (default the kubelet). A stopped service has no resource (Talos destroys it,
+ * which upgrade-k8s waits for after patching the kubelet): that is `{ running: false, healthy: false }`.
+ */
 export async function serviceState(client: TalosClient, node: string, service = KUBELET_ID, opts?: CallOptions): Promise<ServiceState> {
-  const r = await client.getResource(node, SERVICE_NAMESPACE, SERVICE_TYPE, service, opts);
-  const s = decodeSpec("ServiceSpec", r.protoSpec);
-  return { running: !!s.running, healthy: !!s.healthy };
+  try {
+    const r = await client.getResource(node, SERVICE_NAMESPACE, SERVICE_TYPE, service, opts);
+    const s = decodeSpec("ServiceSpec", r.protoSpec);
+    return { running: !!s.running, healthy: !!s.healthy };
+  } catch (err) {
+    if (err instanceof TalosError && err.code === "NOT_FOUND") return { running: false, healthy: false };
+    throw err;
+  }
 }
 
 /** One bootstrap manifest Talos rendered on a control plane: its id and the Kubernetes objects in it. */

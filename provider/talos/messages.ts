@@ -179,6 +179,12 @@ export const msg = {
   machineConfigNoV1alpha1: (where: string) =>
     `${where}: the machine configuration has no v1alpha1 document (\`version: v1alpha1\`), which Talos needs outside ` +
     "maintenance mode; the images cannot be set — fix the node's configuration first",
+  machineConfigMissing: (node: string) =>
+    `talos: node ${node}: the node has no active machine configuration (MachineConfigs.config.talos.dev/v1alpha1); ` +
+    "it may be in maintenance mode — apply a configuration to it first",
+  machineConfigNotMapping: (where: string, field: string) =>
+    `${where}: \`${field}\` in the machine configuration is not a mapping, so the image cannot be set under it; fix the ` +
+    "node's configuration first",
   machineConfigEmpty: (node: string) =>
     `talos: node ${node}: the active machine configuration (MachineConfigs.config.talos.dev/v1alpha1) is empty; ` +
     "the node may be in maintenance mode — apply a configuration to it first",
@@ -188,6 +194,9 @@ export const msg = {
   applyRefused: (node: string, code: string, detail: string) =>
     `talos: node ${node}: Talos refused the machine configuration (${code}: ${detail}); nothing was changed on the node — ` +
     "fix what the refusal names (or the node's configuration), then re-run",
+  applyBusy: (node: string, detail: string) =>
+    `talos: node ${node}: Talos refused the machine configuration for now (${detail}); another configuration is being ` +
+    "applied to this node — retry after it finishes",
   applyNotApplied: (node: string, mode: number, details: string) =>
     `talos: node ${node}: the machine configuration was accepted in mode ${mode} (${details || "no details"}), not applied ` +
     "without a reboot as asked; check the node's pending configuration (talosctl get machineconfig) before re-running",

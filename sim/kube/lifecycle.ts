@@ -39,7 +39,6 @@ export interface NodeUpInfo {
 /** A node by name, or the Talos sim's node object (anything with a `name`). */
 export type NodeRef = string | { readonly name: string };
 
-/** What the Talos sim exposes (an EventEmitter such as sim/talos's TalosNodeSim fits). */
 /** A control-plane static pod as the Talos sim reports it (sim/talos/kubernetes.ts SimStaticPod). */
 export interface StaticPodInfo {
   component: "kube-apiserver" | "kube-controller-manager" | "kube-scheduler";
@@ -54,6 +53,7 @@ export interface KubeletInfo {
   running: boolean;
 }
 
+/** What the Talos sim exposes (an EventEmitter such as sim/talos's TalosNodeSim fits). */
 export interface NodeLifecycleEvents {
   /** Optional: a control plane's static pod restarted or became ready (the mirror pod follows). */
   on(event: "staticPod", fn: (node: NodeRef, pod: StaticPodInfo) => void): unknown;

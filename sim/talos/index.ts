@@ -26,11 +26,15 @@
  * comes back with the image tag's version); ImageService.Pull + LifecycleService.Upgrade (only on >= 1.13, else
  * UNIMPLEMENTED) then Reboot, which activates the staged image; Events with the hello message and
  * `talos/runtime/machine.<Name>` payloads; Read of the boot id. Roles: Upgrade/Read/LifecycleService admin only.
+ * Kubernetes (kubernetes.ts): each node's machine configuration (COSI, os:admin), ApplyConfiguration, the control
+ * planes' static pods (StaticPodStatus) and the kubelet restarted by a changed image, kube-proxy's bootstrap manifest.
  *
  * The Kubernetes side of a simulated cluster listens to this EventEmitter:
  *   `cordon` (node)                               Talos cordoned itself (legacy upgrade, stage UPGRADING)
  *   `down`   (node, {reason, cordon})             the node stopped (Node NotReady; `cordon` = keep it cordoned)
  *   `up`     (node, {version, bootId, uncordon})  the node booted (Node Ready, osImage "Talos (<version>)")
+ *   `staticPod` (node, SimStaticPod)              a control plane's static pod restarted on an image, or became ready
+ *   `kubelet` (node, SimKubeletState)             the kubelet stopped for a new image, or runs again (its version)
  * and may drain in `hooks.beforeLegacyDown(node)`, which the legacy upgrade awaits before going down.
  */
 import { writePrivateFile } from "../files";

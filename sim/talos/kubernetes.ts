@@ -228,6 +228,11 @@ export class NodeKubernetes {
     }, this.host.timing.kubeletRestartMs);
   }
 
+  /** Whether a static pod is not ready or the kubelet is stopped (what `recover` ends). */
+  held(): boolean {
+    return [...this.pods.values()].some((p) => !p.ready) || !this.kubeletState.running;
+  }
+
   /** Brings back what a fault holds (now, even mid-restart): static pods become ready, a stopped kubelet starts on its configured image. */
   recover(): void {
     for (const pod of this.pods.values()) {

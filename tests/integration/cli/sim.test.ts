@@ -142,11 +142,11 @@ describe("integration: cli — talos-gate sim up, status, down", function () {
 
   it("issue 18 point 10: sim fault names what it expected: the faults, the nodes, control planes for etcd", () => {
     const cases: [string[], RegExp][] = [
-      [["w-1", "explode"], /unknown fault "explode"; faults: never-comes-back, rollback, slow-boot=<duration>, etcd-unhealthy, pull-failure, clear/],
+      [["w-1", "explode"], /unknown fault "explode"; faults: never-comes-back, rollback, slow-boot=<duration>, etcd-unhealthy, pull-failure, static-pod-never-ready, kubelet-never-returns, clear/],
       [["w-1", "slow-boot=soon"], /slow-boot needs a positive Go duration, e.g. slow-boot=30s; got "slow-boot=soon"/],
       [["w-9", "rollback"], /no simulated node "w-9"; nodes: cp-1, w-1/],
       [["w-1", "etcd-unhealthy"], /node w-1 is a worker and runs no etcd member; etcd-unhealthy applies to control planes/],
-      [["w-1"], /usage: talos-gate sim fault <node> <never-comes-back\|rollback\|slow-boot=30s\|etcd-unhealthy\|pull-failure\|clear>/],
+      [["w-1"], /usage: talos-gate sim fault <node> <never-comes-back\|rollback\|slow-boot=30s\|etcd-unhealthy\|pull-failure\|static-pod-never-ready\|kubelet-never-returns\|clear>/],
     ];
     for (const [args, expected] of cases) {
       const r = talosGate("sim", "fault", ...args, "--dir", dir);

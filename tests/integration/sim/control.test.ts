@@ -2,6 +2,7 @@
 // requests are checked, and faults land on the sim's knobs.
 import * as assert from "node:assert/strict";
 import { control, startControlServer, type ControlServer } from "../../../sim/control";
+import { APPLY_MODE, patchKubernetesImages } from "../../../provider/talos";
 import { TalosNodeSim } from "../../../sim/talos";
 
 describe("integration: sim — the control endpoint behind `talos-gate sim fault`", function () {
@@ -72,6 +73,23 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
     } finally {
       sim.off("up", onUp);
     }
+  });
+
+  it("issue 24: static-pod-never-ready and kubelet-never-returns hold what a Kubernetes upgrade restarts; recover ends them", async () => {
+    const cp = sim.node("cp-1");
+    await control.setFault(server, "cp-1", "static-pod-never-ready");
+    await control.setFault(server, "cp-1", "kubelet-never-returns");
+    assert.deepEqual((await control.faults(server))["cp-1"], ["static-pod-never-ready", "kubelet-never-returns"]);
+    const images = { apiServer: "registry.k8s.io/kube-apiserver:v1.35.0", kubelet: "ghcr.io/siderolabs/kubelet:v1.35.0" };
+    cp.kubernetes.apply({ data: Buffer.from(patchKubernetesImages(cp.kubernetes.config, images)), mode: APPLY_MODE.NO_REBOOT });
+    assert.equal(cp.kubernetes.staticPods()[0].ready, false);
+    assert.equal(cp.kubernetes.kubelet.running, false);
+    assert.deepEqual(await control.recover(server, "cp-1"), { node: "cp-1", faults: [] });
+    assert.deepEqual(cp.kubernetes.staticPods().map((p) => [p.image, p.ready]), [
+      [images.apiServer, true], ["registry.k8s.io/kube-controller-manager:v1.34.1", true], ["registry.k8s.io/kube-scheduler:v1.34.1", true],
+    ]);
+    assert.deepEqual(cp.kubernetes.kubelet, { image: images.kubelet, version: "v1.35.0", running: true });
+    await assert.rejects(control.recover(server, "cp-1"), /node cp-1 is not down, so there is nothing to recover \(nor is any of its static pods or its kubelet held\)/);
   });
 
   it("reports each node's own time per upgrade, first upgrade call → booted again (what the rollout bench subtracts)", async () => {

@@ -85,7 +85,7 @@ describe("talos: Kubernetes upgrades over the Talos API (machine config, static 
     const node = h.sim.node("w-1");
     node.faults.kubeletNeverReturns = true;
     await applyConfigurationNoReboot(h.api.client, W, patchKubernetesImages(await readMachineConfig(h.api.client, W), { kubelet: `ghcr.io/siderolabs/kubelet:${TO}` }));
-    await rejectsWith(serviceState(h.api.client, W), "NOT_FOUND");
+    assert.deepEqual(await serviceState(h.api.client, W), { running: false, healthy: false }, "the stopped service's resource is gone");
     assert.equal(node.kubernetes.kubelet.version, FROM);
     const started = new Promise<void>((resolve) => h.sim.once("kubelet", () => resolve()));
     h.sim.recoverKubernetes("w-1");
@@ -120,6 +120,7 @@ describe("talos: Kubernetes upgrades over the Talos API (machine config, static 
     assert.ok(!err.message.includes(SIM_CONFIG_SECRET) && !(err.detail ?? "").includes(SIM_CONFIG_SECRET));
     node.faults.rejectApply = { code: Status.FAILED_PRECONDITION, message: "another apply configuration is already in progress" };
     err = await rejectsWith(applyConfigurationNoReboot(h.api.client, W, config), "IN_PROGRESS");
+    assert.match(err.message, /^talos: node 10\.5\.0\.3: Talos refused the machine configuration for now \(another apply configuration is already in progress\); .* retry after it finishes$/);
     assert.equal(err.retryable, true);
     node.faults = {};
     // what Talos itself refuses on the wire: no v1alpha1 document, the deprecated REBOOT mode
@@ -155,10 +156,18 @@ describe("talos: Kubernetes upgrades over the Talos API (machine config, static 
     const staged = patchKubernetesImages(config, { kubelet: "ghcr.io/siderolabs/kubelet:v1.36.2" });
     assert.equal((await h.api.client.applyConfiguration(W, { data: staged, mode: APPLY_MODE.STAGED })).mode, APPLY_MODE.STAGED);
     assert.equal(await readMachineConfig(h.api.client, W), config);
-    const up = new Promise<void>((resolve) => h.sim.once("up", () => resolve()));
+    // after the boot the kubelet restarts on the staged configuration's image
+    const kubeletBack = new Promise<void>((resolve) => {
+      const on = (n: { name: string }, k: { running: boolean; version: string }) => {
+        if (n.name !== "w-1" || !k.running || k.version !== "v1.36.2") return;
+        h.sim.off("kubelet", on);
+        resolve();
+      };
+      h.sim.on("kubelet", on);
+    });
     await h.api.client.reboot(W);
-    await up;
+    await kubeletBack;
     assert.equal(await readMachineConfig(h.api.client, W), staged);
-    assert.equal(node.kubernetes.kubelet.running, false, "the kubelet restarts on the new image after the boot");
+    assert.equal(node.kubernetes.staged, undefined);
   });
 });

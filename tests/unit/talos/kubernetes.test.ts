@@ -79,6 +79,13 @@ describe("talos: Kubernetes images in the machine configuration (pure)", () => {
     assert.equal(patchKubernetesImages(worker, {}), worker);
   });
 
+  it("an empty section (`kubelet:` is null) becomes the mapping the image goes in; a section that is not a mapping is refused", () => {
+    const out = patchKubernetesImages("version: v1alpha1\nmachine:\n  kubelet:\ncluster:\n", { kubelet: "ghcr.io/siderolabs/kubelet:v1.36.1", apiServer: "registry.k8s.io/kube-apiserver:v1.36.1" });
+    assert.deepEqual(js(out), [{ version: "v1alpha1", machine: { kubelet: { image: "ghcr.io/siderolabs/kubelet:v1.36.1" } }, cluster: { apiServer: { image: "registry.k8s.io/kube-apiserver:v1.36.1" } } }]);
+    assert.throws(() => patchKubernetesImages("version: v1alpha1\nmachine:\n  kubelet: [a]\n", { kubelet: "ghcr.io/siderolabs/kubelet:v1.36.1" }, "node w-1"),
+      /^TalosError: node w-1: `machine\.kubelet` in the machine configuration is not a mapping/);
+  });
+
   it("long values are never folded (certificates, tokens)", () => {
     const long = "A".repeat(300);
     const cfg = `version: v1alpha1\nmachine:\n  ca:\n    crt: ${long}\n`;
