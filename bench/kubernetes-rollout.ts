@@ -33,7 +33,7 @@ export async function benchKubernetes(nodes: number): Promise<KubernetesSizeResu
   const talos = createTalosApi(s.talosconfig);
   try {
     const t0 = performance.now();
-    const status = await runKubernetesUpgrade(kube, talos, kubernetesPort(talos), {
+    const status = await runKubernetesUpgrade(kube, talos, kubernetesPort(talos, kube), {
       cluster: `bench-k8s${nodes}`, holder: `bench@${process.pid}`, targetVersion: TARGET, healthchecks: [], holdTimeoutMs: 600_000,
       nodeTimeoutMs: 300_000, readyPollMs: 500, talosRange: kubernetesRefusal,
     });

@@ -1,6 +1,7 @@
 // The KubernetesUpgrade's port (rollout/kubernetesRun.ts KubernetesPort) on the two adapters: static pods and machine
 // config patches through Talos (provider/talos/kubernetes.ts, the calls `talosctl upgrade-k8s` makes); kubelet versions
 // come with the machines (their Nodes). Each call is bounded by the transport's deadlines and the signal it is given.
+import type { KubeClient } from "../kube";
 import type { KubernetesImageKey, TalosApiImpl } from "../talos";
 import type { KubernetesPort } from "../rollout/kubernetesRun";
 import type { ControlPlaneComponent, KubernetesNode } from "../rollout/kubernetesPlan";
@@ -14,7 +15,13 @@ function talosKubernetes() {
   return require("../talos") as typeof import("../talos");
 }
 
-export function kubernetesPort(talos: TalosApiImpl): KubernetesPort {
+/** kube-proxy's DaemonSet as Talos bootstraps it (siderolabs/talos k8stemplates/kube-proxy.go). */
+const PROXY_NAMESPACE = "kube-system";
+const PROXY_NAME = "kube-proxy";
+
+type ProxyKube = Pick<KubeClient, "syncBootstrapManifests" | "daemonSetRollout">;
+
+export function kubernetesPort(talos: TalosApiImpl, kube: ProxyKube): KubernetesPort {
   const t = talosKubernetes();
   const staticPods = async (node: Machine, signal: AbortSignal) =>
     (await t.staticPodVersions(talos.client, node.address, { signal })).map((p) => ({
@@ -42,7 +49,30 @@ export function kubernetesPort(talos: TalosApiImpl): KubernetesPort {
       if (patched !== current) await t.applyConfigurationNoReboot(talos.client, node.address, patched, { signal });
     },
     staticPods,
+    async proxy(signal) {
+      const ds = await kube.daemonSetRollout(PROXY_NAMESPACE, PROXY_NAME, signal);
+      return ds && { ...ds, ...versionOf(ds.image ? t.kubernetesVersionOfImage(ds.image) : undefined) };
+    },
+    async renderedProxyVersion(node, signal) {
+      const image = proxyImageOf(await t.bootstrapManifests(talos.client, node.address, { signal }));
+      return image === undefined ? null : t.kubernetesVersionOfImage(image) ?? image;
+    },
+    async syncManifests(node, signal) {
+      await kube.syncBootstrapManifests(await t.bootstrapManifests(talos.client, node.address, { signal }), signal);
+    },
   };
 }
 
 const versionOf = (v: string | undefined) => (v ? { version: v } : {});
+
+/** The image of kube-proxy's DaemonSet in the rendered manifests (`10-kube-proxy`), or undefined when none. */
+function proxyImageOf(manifests: { objects: { [key: string]: unknown }[] }[]): string | undefined {
+  for (const m of manifests) {
+    for (const o of m.objects as { kind?: string; metadata?: { name?: string; namespace?: string }; spec?: { template?: { spec?: { containers?: { image?: string }[] } } } }[]) {
+      if (o.kind === "DaemonSet" && o.metadata?.name === PROXY_NAME && o.metadata?.namespace === PROXY_NAMESPACE) {
+        return o.spec?.template?.spec?.containers?.[0]?.image;
+      }
+    }
+  }
+  return undefined;
+}

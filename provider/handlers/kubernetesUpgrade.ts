@@ -42,8 +42,10 @@ async function livePlan(spec: KubernetesUpgradeSpec, kube: KubeClient): Promise<
   const talos = talosApi(spec.talosconfig);
   try {
     const machines = await withMachineOverrides(kube, spec.machines).listMachines();
-    const nodes = await kubernetesPort(talos).read(machines, AbortSignal.timeout(PREVIEW_TIMEOUT_MS));
-    return { plan: planKubernetesUpgrade(nodes, spec.version), failures: kubernetesSkewFailures(nodes, spec.version, kubernetesRefusal, spec.talosVersion) };
+    const port = kubernetesPort(talos, kube);
+    const signal = AbortSignal.timeout(PREVIEW_TIMEOUT_MS);
+    const [nodes, proxy] = await Promise.all([port.read(machines, signal), port.proxy(signal)]);
+    return { plan: planKubernetesUpgrade(nodes, spec.version, proxy), failures: kubernetesSkewFailures(nodes, spec.version, kubernetesRefusal, spec.talosVersion) };
   } finally {
     talos.close();
   }
@@ -80,7 +82,7 @@ async function rollout(id: string, inputs: Properties, spec: KubernetesUpgradeSp
   let last: UpgradeStatus | undefined;
   try {
     const scope = withMachineOverrides(kube, spec.machines);
-    const status = await runKubernetesUpgrade(scope, talos, kubernetesPort(talos), {
+    const status = await runKubernetesUpgrade(scope, talos, kubernetesPort(talos, kube), {
       cluster: spec.clusterName,
       holder: holder(spec, id),
       targetVersion: spec.version,

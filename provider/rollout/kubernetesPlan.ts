@@ -35,7 +35,7 @@ export interface KubernetesNode {
 
 export type KubernetesUnit =
   | { kind: "controlPlane"; node: string; role: Role; components: ControlPlaneComponent[]; from?: string }
-  | { kind: "proxy" }
+  | { kind: "proxy"; from?: string }
   | { kind: "kubelet"; node: string; role: Role; from?: string };
 
 export interface KubernetesPlan {
@@ -74,8 +74,13 @@ function lowest(versions: ReadonlyArray<string | undefined>): string | undefined
 
 const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
 
-/** What is left to bring every node to Kubernetes `target`, in order. */
-export function planKubernetesUpgrade(nodes: readonly KubernetesNode[], target: string): KubernetesPlan {
+/** kube-proxy as the cluster runs it: its DaemonSet's version (image tag); undefined when unknown or without one. */
+export interface KubeProxyState {
+  version?: string;
+}
+
+/** What is left to bring every node (and kube-proxy's DaemonSet, when known) to Kubernetes `target`, in order. */
+export function planKubernetesUpgrade(nodes: readonly KubernetesNode[], target: string, proxy?: KubeProxyState): KubernetesPlan {
   const to = normalizeVersion(target);
   const controlPlanes = nodes.filter((n) => n.role === "controlplane").sort(byName);
   const units: KubernetesUnit[] = [];
@@ -88,8 +93,12 @@ export function planKubernetesUpgrade(nodes: readonly KubernetesNode[], target: 
   const kubelets = [...controlPlanes, ...nodes.filter((n) => n.role !== "controlplane").sort(byName)]
     .filter((n) => !onTarget(n.kubeletVersion, to))
     .map((n): KubernetesUnit => ({ kind: "kubelet", node: n.name, role: n.role, ...(n.kubeletVersion ? { from: normalizeVersion(n.kubeletVersion) } : {}) }));
-  // kube-proxy's patch is idempotent: it goes whenever anything else is left (a run killed before it still finds kubelets).
-  if (units.length || kubelets.length) units.push({ kind: "proxy" });
+  // kube-proxy's patch and sync are idempotent: it goes whenever anything else is left (a run killed before it still
+  // finds kubelets), or when its DaemonSet is not on the target (a run killed between the patch and the sync).
+  const proxyFrom = proxy?.version !== undefined && isValidVersion(proxy.version) ? normalizeVersion(proxy.version) : undefined;
+  if (units.length || kubelets.length || (proxyFrom !== undefined && !onTarget(proxyFrom, to))) {
+    units.push({ kind: "proxy", ...(proxyFrom ? { from: proxyFrom } : {}) });
+  }
   units.push(...kubelets);
   const pendingNodes = new Set(units.flatMap((u) => (u.kind === "proxy" ? [] : [u.node])));
   return { target: to, units, done: nodes.map((n) => n.name).filter((n) => !pendingNodes.has(n)).sort() };
@@ -152,7 +161,7 @@ export function asRolloutPlan(plan: KubernetesPlan, healthchecks: readonly strin
   const waves: Wave[] = plan.units.map((u, i) => {
     const machine: PlannedMachine = {
       name: unitName(u), role: u.kind === "proxy" ? "worker" : u.role, machineSet: u.kind === "proxy" ? "kube-proxy" : u.kind,
-      ...(u.kind !== "proxy" && u.from ? { from: u.from } : {}), to: plan.target, ready: true,
+      ...(u.from ? { from: u.from } : {}), to: plan.target, ready: true,
     };
     return { index: i + 1, role: machine.role, machines: [machine], gatedBy: [...healthchecks] };
   });
@@ -168,10 +177,10 @@ export function describeKubernetesPlan(plan: KubernetesPlan, healthchecks: reado
   const cps = plan.units.filter((u) => u.kind === "controlPlane").length;
   const kubelets = plan.units.filter((u) => u.kind === "kubelet").length;
   return [
-    msg.k8sPlanHeadline(plan.target, cps, kubelets, plan.done.length),
+    msg.k8sPlanHeadline(plan.target, cps, kubelets, plan.done.length, plan.units.some((u) => u.kind === "proxy")),
     ...plan.units.map((u, i) => {
       const what = u.kind === "controlPlane" ? u.components.join(", ") : u.kind === "proxy" ? msg.K8S_PROXY_WHAT : "kubelet";
-      return msg.k8sPlanUnitLine(i + 1, unitName(u), what, u.kind === "proxy" ? "" : u.from, plan.target, healthchecks);
+      return msg.k8sPlanUnitLine(i + 1, unitName(u), what, u.kind === "proxy" ? u.from ?? "" : u.from, plan.target, healthchecks);
     }),
   ];
 }

@@ -37,6 +37,17 @@ export interface StaticPodState {
   ready: boolean;
 }
 
+/** kube-proxy's DaemonSet as `kubectl rollout status` reads it; `version` is its image's tag. */
+export interface KubeProxyRollout {
+  version?: string;
+  image?: string;
+  generation: number;
+  observedGeneration: number;
+  desired: number;
+  updated: number;
+  available: number;
+}
+
 /** What the Kubernetes rollout needs beyond the two ports: the live versions and the machine config patches. */
 export interface KubernetesPort {
   /** Each machine's live Kubernetes versions (static pods of control planes; kubelets as the machines carry them). */
@@ -45,6 +56,12 @@ export interface KubernetesPort {
   setImages(node: Machine, version: string, parts: readonly KubernetesImagePart[], signal: AbortSignal): Promise<void>;
   /** The node's static pods, as Talos reports them. */
   staticPods(node: Machine, signal: AbortSignal): Promise<StaticPodState[]>;
+  /** kube-proxy's DaemonSet, or undefined when the cluster has none. */
+  proxy(signal: AbortSignal): Promise<KubeProxyRollout | undefined>;
+  /** The kube-proxy version (image tag) in the bootstrap manifests the control plane renders now; null if none. */
+  renderedProxyVersion(node: Machine, signal: AbortSignal): Promise<string | null>;
+  /** Applies the bootstrap manifests the control plane renders into the cluster, as `talosctl upgrade-k8s` syncs them. */
+  syncManifests(node: Machine, signal: AbortSignal): Promise<void>;
 }
 
 export type KubernetesRunOptions = Pick<RunOptions,
@@ -91,8 +108,8 @@ export async function runKubernetesUpgrade(kube: KubeApi, talos: TalosApi, port:
 /** The live plan: machines from the Node watch, versions from the port (bounded by the run's stop). */
 async function livePlan(ctx: RunContext, port: KubernetesPort) {
   const machines = await ctx.machines();
-  const nodes = await port.read(machines, ctx.stop);
-  return { machines, nodes, plan: planKubernetesUpgrade(nodes, ctx.opts.targetVersion) };
+  const [nodes, proxy] = await Promise.all([port.read(machines, ctx.stop), port.proxy(ctx.stop)]);
+  return { machines, nodes, plan: planKubernetesUpgrade(nodes, ctx.opts.targetVersion, proxy) };
 }
 
 async function rollUnits(ctx: RunContext, port: KubernetesPort, talosRange: TalosKubernetesRange, conditions: ConditionWatch | undefined): Promise<void> {
@@ -157,9 +174,23 @@ async function runUnit(ctx: RunContext, port: KubernetesPort, unit: KubernetesUn
   const step = (s: "installing" | "waiting", detail?: string) => ctx.emit({ type: "NodeStep", at: ctx.now(), node: name, step: s, ...(detail ? { detail } : {}) });
   if (unit.kind === "proxy") {
     await step("installing");
-    for (const cp of machines.filter((m) => m.role === "controlplane")) {
+    const controlPlanes = machines.filter((m) => m.role === "controlplane");
+    for (const cp of controlPlanes) {
       await patch(port, cp, target, ["proxy"], bound, msg.K8S_PROXY_UNIT);
     }
+    // Talos only creates missing bootstrap objects; the DaemonSet moves only when the manifests are synced
+    // (talos_managed.go PerformManifestsSync, from the first control plane as upgrade-k8s does).
+    const source = controlPlanes[0];
+    if (!source) return;
+    await step("installing", "bootstrap manifests");
+    await waitRendered(ctx, port, source, bound);
+    try {
+      await port.syncManifests(source, bound.signal);
+    } catch (e) {
+      throw new Error(msg.k8sManifestSyncFailed(source.name, errorText(e)));
+    }
+    await step("waiting", msg.K8S_PROXY_DAEMONSET);
+    await waitProxyRollout(ctx, port, bound);
     return;
   }
   const node = machineOf(machines, unit.node);
@@ -215,5 +246,38 @@ async function waitKubelet(ctx: RunContext, node: Machine, bound: Deadline): Pro
     if (sameVersion(seen, target)) return;
     if (bound.signal.aborted) throw new Error(msg.k8sKubeletTimeout(node.name, target, ctx.opts.nodeTimeoutMs, seen));
     await ctx.machinesChanged(generation, ctx.opts.readyPollMs ?? DEFAULT_POLL_MS, bound.signal);
+  }
+}
+
+/** Until the control plane renders kube-proxy's target image (Talos re-renders its manifests after the patch). */
+async function waitRendered(ctx: RunContext, port: KubernetesPort, node: Machine, bound: Deadline): Promise<void> {
+  const target = ctx.opts.targetVersion;
+  let seen: string | null | undefined;
+  for (;;) {
+    seen = await port.renderedProxyVersion(node, bound.signal).catch(() => seen); // apid busy: look again
+    if (seen === null || sameVersion(seen, target)) return;
+    if (bound.signal.aborted) throw new Error(msg.k8sProxyNotRendered(node.name, target, ctx.opts.nodeTimeoutMs, seen));
+    await ctx.clock.sleep(ctx.opts.readyPollMs ?? DEFAULT_POLL_MS, bound.signal);
+  }
+}
+
+/**
+ * Done as `kubectl rollout status` says it (k8s.io/kubectl pkg/polymorphichelpers/rollout_status.go
+ * DaemonSetStatusViewer: generation observed, every desired pod updated and available), on the target's image.
+ */
+export function proxyRolledOut(s: KubeProxyRollout, target: string): boolean {
+  return s.observedGeneration >= s.generation && s.updated >= s.desired && s.available >= s.desired && sameVersion(s.version, target);
+}
+
+/** Until kube-proxy's DaemonSet has rolled out the target (none: nothing to wait for); bounded by nodeTimeout. */
+async function waitProxyRollout(ctx: RunContext, port: KubernetesPort, bound: Deadline): Promise<void> {
+  const target = ctx.opts.targetVersion;
+  let seen: KubeProxyRollout | undefined;
+  for (;;) {
+    const read = await port.proxy(bound.signal).then((r) => ({ r }), () => undefined); // API server busy: look again
+    if (read) seen = read.r;
+    if (read && (read.r === undefined || proxyRolledOut(read.r, target))) return;
+    if (bound.signal.aborted) throw new Error(msg.k8sProxyRolloutTimeout(target, ctx.opts.nodeTimeoutMs, msg.k8sProxySeen(seen)));
+    await ctx.clock.sleep(ctx.opts.readyPollMs ?? DEFAULT_POLL_MS, bound.signal);
   }
 }

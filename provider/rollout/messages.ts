@@ -596,8 +596,9 @@ export function k8sOutsideTalos(node: string, talos: string, target: string, rel
     (after ? `choose a Kubernetes inside that range` : `upgrade Talos first (a TalosUpgrade, and \`after\` on this KubernetesUpgrade)`);
 }
 
-export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets: number, done: number): string {
-  if (controlPlanes + kubelets === 0) return `nothing to do: every node already runs Kubernetes ${target}`;
+export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets: number, done: number, proxy = controlPlanes + kubelets > 0): string {
+  if (!proxy) return `nothing to do: every node already runs Kubernetes ${target}`;
+  if (controlPlanes + kubelets === 0) return `upgrade Kubernetes to ${target}: kube-proxy only (every node already runs it)`;
   const parts = [`upgrade Kubernetes to ${target}: ${plural(controlPlanes, "control plane")} one at a time, kube-proxy, then ${plural(kubelets, "kubelet")}`];
   if (done) parts.push(`${done} already on ${target}`);
   return parts.join(", ");
@@ -605,11 +606,35 @@ export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets:
 
 /** "1. cp-1 (control plane): kube-apiserver, kube-controller-manager, kube-scheduler v1.35.2 → v1.36.1, gated by: …". */
 export function k8sPlanUnitLine(index: number, unit: string, what: string, from: string | undefined, to: string, gatedBy: readonly string[]): string {
-  // "" (kube-proxy): the version it runs is not read, only where it goes.
+  // "" (kube-proxy without a DaemonSet read): only where it goes.
   return `${index}. ${unit}: ${what} ${from === "" ? `→ ${to}` : versionHop(from, to)}${gatedBy.length ? `, gated by: ${gatedBy.join(", ")}` : ""}`;
 }
 
-export const K8S_PROXY_WHAT = "cluster.proxy.image on every control plane";
+export const K8S_PROXY_WHAT = "cluster.proxy.image on every control plane, bootstrap manifests synced";
+/** kube-proxy's DaemonSet as Talos bootstraps it (siderolabs/talos k8stemplates/kube-proxy.go). */
+export const K8S_PROXY_DAEMONSET = "kube-system/kube-proxy";
+
+export function k8sProxyNotRendered(node: string, target: string, timeoutMs: number, seen: string | undefined): string {
+  return `the control plane ${node} did not render kube-proxy ${target} into its bootstrap manifests within nodeTimeout ` +
+    `${formatDuration(timeoutMs)} after cluster.proxy.image was patched (it renders ${seen ?? "nothing readable"}); nothing was ` +
+    `synced: look at the manifests (talosctl -n ${node} get manifests), then ${RESUME}`;
+}
+
+export function k8sManifestSyncFailed(node: string, detail: string): string {
+  return `syncing the bootstrap manifests rendered by ${node} into the cluster failed: ${detail}`;
+}
+
+export function k8sProxyRolloutTimeout(target: string, timeoutMs: number, seen: string): string {
+  return `DaemonSet ${K8S_PROXY_DAEMONSET} did not finish rolling out ${target} within nodeTimeout ${formatDuration(timeoutMs)} ` +
+    `(last seen: ${seen}); nothing further was touched: look at its pods (kubectl -n kube-system rollout status daemonset/kube-proxy), then ${RESUME}`;
+}
+
+/** A DaemonSet's rollout in `kubectl rollout status` words. */
+export function k8sProxySeen(s: { image?: string; generation: number; observedGeneration: number; desired: number; updated: number; available: number } | undefined): string {
+  if (!s) return "no DaemonSet";
+  const gen = s.observedGeneration < s.generation ? `, generation ${s.generation} not yet observed` : "";
+  return `image ${s.image ?? "none"}, ${s.updated} of ${s.desired} updated, ${s.available} available${gen}`;
+}
 
 export function k8sStaticPodTimeout(node: string, component: string, target: string, timeoutMs: number, seen: string): string {
   return `${component} on ${node} was not Ready on ${target} within nodeTimeout ${formatDuration(timeoutMs)} (last seen: ${seen}); ` +

@@ -4,6 +4,7 @@
 // refused); its status beside the Talos rollout's, not over it; a static pod that never becomes Ready ends the run
 // naming node and component with nothing further touched, and the next run resumes from the live versions. One sim.
 import * as assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
 import type { KubeClient } from "../../../provider/kube";
 import { kubernetesPort } from "../../../provider/handlers/kubernetesPort";
 import { kubernetesUpgradeHandler } from "../../../provider/handlers/kubernetesUpgrade";
@@ -27,7 +28,9 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
   let talos: TalosApiImpl;
 
   before(async () => {
-    s = await sim({ controlPlanes: 2, workers: 1, version: "v1.13.2", kubernetesVersion: "v1.35.2" });
+    // kube-proxy's DaemonSet as Talos bootstraps it: the run syncs the manifests the control planes render, and the real
+    // kube-controller-manager and the kubelet emulator roll its pods.
+    s = await sim({ controlPlanes: 2, workers: 1, version: "v1.13.2", kubernetesVersion: "v1.35.2", kubeProxy: true });
     ({ kube, talos } = adapters(s));
   });
 
@@ -40,6 +43,16 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     nodeTimeoutMs: 30_000, readyPollMs: 100, statusWriteIntervalMs: 100, talosRange: kubernetesRefusal, ...over,
   });
   const kubelets = async () => Object.fromEntries((await kube.kubernetesVersions()).kubelets.map((k) => [k.node, k.version]));
+  const proxyRollout = async () => {
+    const r = (await kube.daemonSetRollout("kube-system", "kube-proxy", AbortSignal.timeout(10_000)))!;
+    return { image: r.image, desired: r.desired, updated: r.updated, available: r.available };
+  };
+  const proxyManagers = async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(s.kubeconfig);
+    const ds = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+    return (ds.metadata?.managedFields ?? []).map((f) => f.manager);
+  };
   const staticPodImages = (node: string) => s.talos.node(node).kubernetes.staticPods().map((p) => `${p.component} ${p.image.split(":").pop()} ${p.ready}`);
 
   it("preview: the plan from the live versions, and a skipped minor refused naming component, node and versions", async () => {
@@ -50,7 +63,7 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
       "upgrade Kubernetes to v1.36.1: 2 control planes one at a time, kube-proxy, then 3 kubelets",
       "1. cp-1 (control plane): kube-apiserver, kube-controller-manager, kube-scheduler v1.35.2 → v1.36.1, gated by: cluster-k8s-gate",
       "2. cp-2 (control plane): kube-apiserver, kube-controller-manager, kube-scheduler v1.35.2 → v1.36.1, gated by: cluster-k8s-gate",
-      "3. kube-proxy: cluster.proxy.image on every control plane → v1.36.1, gated by: cluster-k8s-gate",
+      "3. kube-proxy: cluster.proxy.image on every control plane, bootstrap manifests synced v1.35.2 → v1.36.1, gated by: cluster-k8s-gate",
       "4. cp-1 (kubelet): kubelet v1.35.2 → v1.36.1, gated by: cluster-k8s-gate",
       "5. cp-2 (kubelet): kubelet v1.35.2 → v1.36.1, gated by: cluster-k8s-gate",
       "6. w-1 (kubelet): kubelet v1.35.2 → v1.36.1, gated by: cluster-k8s-gate",
@@ -71,7 +84,7 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     let closed = false, reopened: Promise<void> | undefined;
     // The gate closes while the first control plane is patched (awaited there, so before the next gate runs) and is
     // opened once the gate before the second is seen holding.
-    const port = kubernetesPort(talos);
+    const port = kubernetesPort(talos, kube);
     const closing = { ...port, setImages: async (...a: Parameters<typeof port.setImages>) => {
       if (!closed) { closed = true; await setGate(core, GATE, false); }
       return port.setImages(...a);
@@ -102,6 +115,13 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     }
     for (const n of ["cp-1", "cp-2"]) assert.deepEqual(staticPodImages(n), ["kube-apiserver v1.36.1 true", "kube-controller-manager v1.36.1 true", "kube-scheduler v1.36.1 true"]);
     assert.deepEqual(await kubelets(), { "cp-1": "v1.36.1", "cp-2": "v1.36.1", "w-1": "v1.36.1" });
+    // kube-proxy really upgraded: Talos only renders the new manifest; the run synced it as talosctl upgrade-k8s does
+    // (server-side apply, Talos' field manager) and waited for the DaemonSet's rollout, before the first kubelet.
+    assert.deepEqual(await proxyRollout(), { image: "registry.k8s.io/kube-proxy:v1.36.1", desired: 3, updated: 3, available: 3 });
+    assert.ok((await proxyManagers()).includes("talos"), "applied with Talos' field manager");
+    const proxySteps = events.flatMap((e) => e.type === "NodeStep" && e.node === "kube-proxy" ? [`${e.step} ${e.detail ?? ""}`.trim()] : []);
+    assert.deepEqual(proxySteps, ["installing", "installing bootstrap manifests", "waiting kube-system/kube-proxy"]);
+    assert.equal(done.machines.find((m) => m.name === "kube-proxy")?.from, "v1.35.2", "the DaemonSet's version read before the run");
     // Its status beside the Talos rollout's, under its own key: neither reads the other's.
     assert.equal((await kube.readStatus(kubernetesStatusKey(CLUSTER)) as { phase?: string } | undefined)?.phase, "Done");
     assert.equal(await kube.readStatus(CLUSTER), undefined);
@@ -109,7 +129,7 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     // Converged: a second run touches nothing (no machine config is applied again).
     const applies = () => s.talos.nodes().map((n) => n.kubernetes.applies);
     const before = applies();
-    const again = await runKubernetesUpgrade(kube, talos, kubernetesPort(talos), options({}));
+    const again = await runKubernetesUpgrade(kube, talos, kubernetesPort(talos, kube), options({}));
     assert.equal(again.phase, "Done");
     assert.deepEqual(again.machines, []);
     assert.deepEqual(applies(), before);
@@ -119,7 +139,7 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     s.talos.node("cp-2").faults.staticPodNeverReady = ["kube-scheduler"];
     const applies = () => Object.fromEntries(s.talos.nodes().map((n) => [n.name, n.kubernetes.applies]));
     const before = applies();
-    const err = await rejection(runKubernetesUpgrade(kube, talos, kubernetesPort(talos), options({ targetVersion: "v1.36.2", nodeTimeoutMs: 3000 })));
+    const err = await rejection(runKubernetesUpgrade(kube, talos, kubernetesPort(talos, kube), options({ targetVersion: "v1.36.2", nodeTimeoutMs: 3000 })));
     assert.match(err.message, /^kube-scheduler on cp-2 was not Ready on v1.36.2 within nodeTimeout 3s \(last seen: registry.k8s.io\/kube-scheduler:v1.36.2, not Ready\); nothing further was touched/);
     assert.equal(err.status.machines.find((m) => m.name === "cp-2 (control plane)")?.state, "failed");
     const after = applies();
@@ -129,7 +149,7 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     s.talos.node("cp-2").faults.staticPodNeverReady = undefined;
     s.talos.recoverKubernetes("cp-2");
     const started: string[] = [];
-    const done = await runKubernetesUpgrade(kube, talos, kubernetesPort(talos), options({
+    const done = await runKubernetesUpgrade(kube, talos, kubernetesPort(talos, kube), options({
       targetVersion: "v1.36.2", onEvent: (e) => { if (e.type === "NodeStarted") started.push(e.node); },
     }));
     assert.equal(done.phase, "Done", done.error);
