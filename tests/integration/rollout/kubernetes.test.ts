@@ -30,7 +30,9 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
   before(async () => {
     // kube-proxy's DaemonSet as Talos bootstraps it: the run syncs the manifests the control planes render, and the real
     // kube-controller-manager and the kubelet emulator roll its pods.
-    s = await sim({ controlPlanes: 2, workers: 1, version: "v1.13.2", kubernetesVersion: "v1.35.2", kubeProxy: true });
+    s = await sim({ controlPlanes: 2, workers: 1, version: "v1.13.2", kubernetesVersion: "v1.35.2", kubeProxy: true,
+      // kube-proxy v1.36.3's pods never start (the last test: a DaemonSet rollout that does not finish).
+      kubelet: { unpullableImages: ["registry.k8s.io/kube-proxy:v1.36.3"] } });
     ({ kube, talos } = adapters(s));
   });
 
@@ -159,5 +161,12 @@ describe("integration: rollout — KubernetesUpgrade (sim)", function () {
     const state = { kind: "KubernetesUpgrade", clusterName: CLUSTER, kubeconfig: s.kubeconfig, talosconfig: s.talosconfig, version: "v1.36.2", status: { phase: "Failed", error: "x" } };
     const refreshed = (await kubernetesUpgradeHandler.read(CLUSTER, state)).props.status as { phase: string; lastUpgradeVersion: string; error: string };
     assert.deepEqual([refreshed.phase, refreshed.lastUpgradeVersion, refreshed.error], ["Done", "v1.36.2", ""]);
+  });
+
+  it("kube-proxy's DaemonSet not rolled out within nodeTimeout fails its unit naming the DaemonSet; no kubelet is touched", async () => {
+    const err = await rejection(runKubernetesUpgrade(kube, talos, kubernetesPort(talos, kube), options({ targetVersion: "v1.36.3", nodeTimeoutMs: 3000 })));
+    assert.match(err.message, /^DaemonSet kube-system\/kube-proxy did not finish rolling out v1.36.3 within nodeTimeout 3s \(last seen: image registry.k8s.io\/kube-proxy:v1.36.3, \d of 3 updated, [0-2] available\); nothing further was touched/);
+    assert.equal(err.status.machines.find((m) => m.name === "kube-proxy")?.state, "failed");
+    assert.deepEqual(await kubelets(), { "cp-1": "v1.36.2", "cp-2": "v1.36.2", "w-1": "v1.36.2" });
   });
 });
