@@ -598,8 +598,8 @@ export function k8sOutsideTalos(node: string, talos: string, target: string, rel
 
 export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets: number, done: number, proxy = controlPlanes + kubelets > 0): string {
   if (!proxy) return `nothing to do: every node already runs Kubernetes ${target}`;
-  if (controlPlanes + kubelets === 0) return `upgrade Kubernetes to ${target}: kube-proxy only (every node already runs it)`;
-  const parts = [`upgrade Kubernetes to ${target}: ${plural(controlPlanes, "control plane")} one at a time, kube-proxy, then ${plural(kubelets, "kubelet")}`];
+  const parts = [controlPlanes + kubelets === 0 ? `upgrade Kubernetes to ${target}: kube-proxy only (every node already runs it)`
+    : `upgrade Kubernetes to ${target}: ${plural(controlPlanes, "control plane")} one at a time, kube-proxy, then ${plural(kubelets, "kubelet")}`];
   if (done) parts.push(`${done} already on ${target}`);
   return parts.join(", ");
 }

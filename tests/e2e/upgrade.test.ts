@@ -3,6 +3,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { Stack } from "@pulumi/pulumi/automation";
 import { createTalosApi } from "../../provider/talos";
@@ -55,7 +56,8 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
   let boots: Map<string, number>;
 
   before(async () => {
-    sim = await testSim({ controlPlanes: 1, workers: 2, version: "v1.12.4", kubernetesVersion: "v1.35.2" });
+    // kube-proxy's DaemonSet as Talos bootstraps it: the KubernetesUpgrade step syncs it (issue 24.3).
+    sim = await testSim({ controlPlanes: 1, workers: 2, version: "v1.12.4", kubernetesVersion: "v1.35.2", kubeProxy: true });
     await setGate(sim, false);
     env = await pulumiEnv();
     knobs = { version: "v1.13.2" };
@@ -246,6 +248,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     knobs = { ...knobs, version: "v1.13.6", kubernetesVersion: "v1.36.1" };
     const preview = await stack.preview({ diff: true });
     assert.match(preview.stdout, /1\. cp-1 \(control plane\): kube-apiserver, kube-controller-manager, kube-scheduler v1\.35\.2 → v1\.36\.1, gated by: cluster-sim-gate/);
+    assert.match(preview.stdout, /2\. kube-proxy: cluster\.proxy\.image on every control plane, bootstrap manifests synced v1\.35\.2 → v1\.36\.1, gated by: cluster-sim-gate/);
     assert.match(preview.stdout, /3\. cp-1 \(kubelet\): kubelet v1\.35\.2 → v1\.36\.1, gated by: cluster-sim-gate/);
     await setGate(sim, false);
     const bootsBefore = Object.fromEntries(boots);
@@ -271,6 +274,11 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     ]);
     assert.deepEqual(Object.fromEntries(sim.talos.nodes().map((n) => [n.name, n.kubernetes.kubelet.version])), { "cp-1": "v1.36.1", "w-1": "v1.36.1", "w-2": "v1.36.1" });
     assert.deepEqual(Object.fromEntries(boots), bootsBefore, "a Kubernetes upgrade reboots no node");
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(sim.kubeconfig);
+    const proxy = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+    assert.deepEqual([proxy.spec?.template.spec?.containers[0].image, proxy.status?.updatedNumberScheduled, proxy.status?.numberAvailable],
+      ["registry.k8s.io/kube-proxy:v1.36.1", 3, 3], "kube-proxy's DaemonSet synced and rolled out");
     const again = await stack.preview({ diff: true });
     assert.deepEqual(again.changeSummary, { same: 5 }, again.stdout);
   });

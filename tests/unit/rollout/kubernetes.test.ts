@@ -5,6 +5,7 @@ import {
   asRolloutPlan, describeKubernetesPlan, kubernetesSkewFailures, planKubernetesUpgrade, unitName, type KubernetesNode,
 } from "../../../provider/rollout/kubernetesPlan";
 import { initialStatus, reduce } from "../../../provider/rollout/status";
+import { proxyRolledOut } from "../../../provider/rollout/kubernetesRun";
 import { kubernetesRefusal } from "../../../provider/talos/compat";
 import { checkKubernetesUpgrade, kubernetesRolloutKey, parseKubernetesUpgrade } from "../../../provider/resources/kubernetesUpgrade";
 import { UNKNOWN } from "../../../provider/handlers/common";
@@ -88,10 +89,34 @@ describe("rollout: KubernetesUpgrade plan and skew", () => {
     assert.deepEqual(describeKubernetesPlan(plan, ["cluster-prod-ceph"]), [
       "upgrade Kubernetes to v1.36.1: 1 control plane one at a time, kube-proxy, then 2 kubelets",
       "1. cp-1 (control plane): kube-apiserver, kube-controller-manager, kube-scheduler v1.35.2 → v1.36.1, gated by: cluster-prod-ceph",
-      "2. kube-proxy: cluster.proxy.image on every control plane → v1.36.1, gated by: cluster-prod-ceph",
+      "2. kube-proxy: cluster.proxy.image on every control plane, bootstrap manifests synced → v1.36.1, gated by: cluster-prod-ceph",
       "3. cp-1 (kubelet): kubelet v1.35.2 → v1.36.1, gated by: cluster-prod-ceph",
       "4. w-1 (kubelet): kubelet v1.35.2 → v1.36.1, gated by: cluster-prod-ceph",
     ]);
+  });
+
+  it("kube-proxy's DaemonSet version: its hop in the plan, planned alone when only it is behind (a run killed between patch and sync), not when on the target", () => {
+    const nodes = [cp("cp-1", "v1.36.1"), worker("w-1", "v1.36.1")];
+    const behind = planKubernetesUpgrade(nodes, "v1.36.1", { version: "v1.35.2" });
+    assert.deepEqual(behind.units, [{ kind: "proxy", from: "v1.35.2" }]);
+    assert.deepEqual(describeKubernetesPlan(behind, []), [
+      "upgrade Kubernetes to v1.36.1: kube-proxy only (every node already runs it), 2 already on v1.36.1",
+      "1. kube-proxy: cluster.proxy.image on every control plane, bootstrap manifests synced v1.35.2 → v1.36.1",
+    ]);
+    assert.equal(reduce(initialStatus("prod"), { type: "RunStarted", at: 0, plan: asRolloutPlan(behind, []) }).machines[0].from, "v1.35.2");
+    assert.deepEqual(planKubernetesUpgrade(nodes, "v1.36.1", { version: "v1.36.1" }).units, []);
+    assert.deepEqual(planKubernetesUpgrade(nodes, "v1.36.1", {}).units, [], "no DaemonSet read (none, or kube-proxy disabled): nothing for it");
+    assert.deepEqual(planKubernetesUpgrade([cp("cp-1", "v1.35.2")], "v1.36.1", { version: "1.35.2" }).units.find((u) => u.kind === "proxy"), { kind: "proxy", from: "v1.35.2" });
+  });
+
+  it("kube-proxy's rollout is done as kubectl rollout status says: generation observed, every pod updated and available, on the target", () => {
+    const done = { version: "v1.36.1", generation: 2, observedGeneration: 2, desired: 3, updated: 3, available: 3 };
+    assert.equal(proxyRolledOut(done, "v1.36.1"), true);
+    assert.equal(proxyRolledOut({ ...done, observedGeneration: 1 }, "v1.36.1"), false, "the controller has not seen the new spec");
+    assert.equal(proxyRolledOut({ ...done, updated: 2 }, "v1.36.1"), false);
+    assert.equal(proxyRolledOut({ ...done, available: 2 }, "v1.36.1"), false);
+    assert.equal(proxyRolledOut({ ...done, version: "v1.35.2" }, "v1.36.1"), false, "rolled out, but not the target");
+    assert.equal(proxyRolledOut({ ...done, desired: 0, updated: 0, available: 0 }, "v1.36.1"), true, "no node to run on");
   });
 
   it("the model: version is a Kubernetes version, spellings of the same input key alike, unknowns wait for apply", () => {
