@@ -42,7 +42,7 @@ async function withRetry<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<
       return await fn();
     } catch (err) {
       if (attempt >= 4 || signal.aborted || !isTransient(err)) throw err;
-      await sleep(backoffMs(attempt, 200, 2000));
+      await sleep(backoffMs(attempt, 200, 2000), signal); // a stopped run cuts the back-off short (a failing next attempt is then final)
     }
   }
 }
