@@ -12,6 +12,7 @@ const benches: Bench[] = [
   { name: "talos-sim", run: async () => require("./talos-sim").metrics() },
   { name: "kube-sim", run: async () => require("./kube-sim").metrics() },
   { name: "rollout", run: async () => require("./rollout").metrics() },
+  { name: "kubernetes-rollout", run: async () => require("./kubernetes-rollout").metrics() },
   { name: "provider", run: async () => require("./provider").metrics() },
   { name: "preview", run: async () => require("./preview").metrics() },
 ];

@@ -8,5 +8,6 @@ export {
   CronWindowArgs, NodeHookArgs, NodeHooksArgs, TalosUpgrade, TalosUpgradeArgs, TalosUpgradeHealthcheckStatus,
   TalosUpgradeMachineStatus, TalosUpgradeStatus, UpgradeStrategyArgs,
 } from "./talosUpgrade";
+export { KubernetesUpgrade, KubernetesUpgradeArgs } from "./kubernetesUpgrade";
 export { Smoke, SmokeArgs } from "./smoke";
 export { ClusterTemplate, ClusterTemplateArgs } from "./clusterTemplate";

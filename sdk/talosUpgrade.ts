@@ -155,6 +155,8 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
   public readonly status!: pulumi.Output<TalosUpgradeStatus>;
   /** The rollout plan computed at preview time when the cluster is reachable (ordered nodes, from → to, gates). */
   public readonly plan!: pulumi.Output<string[]>;
+  /** The version the program asks for (known at preview, unlike the output `version` while it changes). */
+  public readonly targetVersion: pulumi.Output<string>;
 
   constructor(name: string, args: TalosUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
     // The checks as composed from the Healthchecks' inputs (known during preview), not from their outputs: a
@@ -163,11 +165,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
     const checks = (args.healthchecks ?? []).map((h) => h.gateCheck);
     // Conditions likewise from their inputs (Condition.gateCondition); they come first in the order too.
     const conditions = (args.conditions ?? []).map((c) => c.gateCondition);
-    const gates: pulumi.Resource[] = [...(args.healthchecks ?? []), ...(args.conditions ?? [])];
-    // pulumi.output keeps Resources as they are (it never unwraps them), so the user's dependsOn merges in any form.
-    const extra = opts?.dependsOn;
-    const dependsOn: pulumi.CustomResourceOptions["dependsOn"] = extra === undefined ? gates
-      : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
+    const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? [])], opts);
     super(shim, name, {
       kind: "TalosUpgrade",
       resourceUrn: resourceUrn("TalosUpgrade", name, opts),
@@ -204,14 +202,23 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       status: undefined,
     }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
     "talos-gate", "TalosUpgrade");
+    this.targetVersion = pulumi.output(args.version);
     // Engine-side only: providers never see replaceOnChanges (proto/pulumi/provider.proto DiffRequest, v3.259.0), so
     // the program says it here, on this resource's row.
     if (opts?.replaceOnChanges?.length) void pulumi.log.warn(replaceOnChangesNoEffect(name, opts.replaceOnChanges), this);
   }
 }
 
+/** The gates, then the user's dependsOn (in any form). */
+export function afterGates(gates: pulumi.Resource[], opts: pulumi.CustomResourceOptions | undefined): pulumi.CustomResourceOptions["dependsOn"] {
+  // pulumi.output keeps Resources as they are (it never unwraps them), so the user's dependsOn merges in any form.
+  const extra = opts?.dependsOn;
+  return extra === undefined ? gates
+    : pulumi.output(extra as pulumi.Input<pulumi.Resource[]>).apply((d) => [...gates, ...(Array.isArray(d) ? d : [d])]);
+}
+
 /** customTimeouts.create/update as an input (delete is quick and bounded by the provider already). */
-function runTimeouts(t: pulumi.CustomTimeouts | undefined): { create?: string; update?: string } | undefined {
+export function runTimeouts(t: pulumi.CustomTimeouts | undefined): { create?: string; update?: string } | undefined {
   if (!t || (t.create === undefined && t.update === undefined)) return undefined;
   return { ...(t.create !== undefined ? { create: t.create } : {}), ...(t.update !== undefined ? { update: t.update } : {}) };
 }

@@ -114,6 +114,8 @@ export async function startSimCluster(opts: SimClusterOptions = {}): Promise<Sim
     const talos = await TalosNodeSim.start({
       nodes: specs,
       kubernetesVersion,
+      // Without kube-proxy's DaemonSet the nodes' configs disable it, as on a real cluster (nothing renders it).
+      kubeProxy: !!opts.kubeProxy,
       timing: { downMs: Math.round((opts.bootSeconds ?? 3) * 1000), pullMs: opts.pullMs ?? 200, installMs: opts.installMs ?? 300 },
       etcd: opts.etcd,
     });

@@ -71,3 +71,7 @@ export const rolloutWaiting = (cluster: string, step: string, pending: number) =
 export const runTimedOut = (op: "create" | "update", bound: string) =>
   `the ${op} ran longer than customTimeouts.${op} ${bound} (nodes in flight finished, no further node was started); ` +
   "run `pulumi up` again to resume from the first node not on the target, or raise customTimeouts";
+
+// --- KubernetesUpgrade (issue 24.3)
+export const deleteKeepsKubernetes = (cluster: string, version: string) =>
+  `${clusterPrefix(cluster)} KubernetesUpgrade removed from the stack; Kubernetes stays on its version (last converged ${version || "unknown"}); nothing is downgraded`;

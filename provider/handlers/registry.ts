@@ -7,6 +7,7 @@ import { clusterHandler } from "./cluster";
 import type { Properties } from "./common";
 import { conditionHandler } from "./condition";
 import { healthcheckHandler } from "./healthcheck";
+import { kubernetesUpgradeHandler } from "./kubernetesUpgrade";
 import { smokeHandler } from "./smoke";
 import { talosUpgradeHandler } from "./talosUpgrade";
 
@@ -48,5 +49,6 @@ export const kindHandlers: Record<string, KindMethods> = {
   Condition: atTheDoor(conditionHandler),
   Healthcheck: atTheDoor(healthcheckHandler),
   TalosUpgrade: atTheDoor(talosUpgradeHandler),
+  KubernetesUpgrade: atTheDoor(kubernetesUpgradeHandler),
   Smoke: atTheDoor(smokeHandler),
 };

@@ -4,7 +4,6 @@
 // create/update run the rollout (progress lines on the stack row, warnings on the resource's row) and return the
 // status — a credentials-only change just stores the new credentials; a bounded or cancelled run ends with partial
 // state so the next `pulumi up` resumes; read recomputes the status from the live cluster; delete never downgrades.
-import * as os from "node:os";
 import type { KubeClient, MirroredStatus } from "../kube";
 import { describePlan, planRollout } from "../rollout/plan";
 import { quorumLossPlanLines } from "../rollout/quorum";
@@ -23,9 +22,8 @@ import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from
 import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
 import { warn } from "./diagnostics";
 import { rolloutProgress } from "./rolloutProgress";
-import { engineCancellation } from "./engine";
 import { imagePlanLines, imageReadBudgetMs } from "./imagePlan";
-import { formatDuration as formatGoDuration } from "../template/duration";
+import { holderOf as holderOfOwner, kubeApi, runAbort, talosApi } from "./runScaffold";
 import { withBoundedHeap } from "./memory";
 import { profileCpu } from "./cpuProfile";
 import * as msg from "./messages";
@@ -36,15 +34,6 @@ import {
 
 const PREVIEW_TIMEOUT_MS = 5_000;
 
-/** The port; with `holder`, a rollout's: it stamps the status mirror, and its runner Jobs carry the cluster and owner. */
-function kubeApi(kubeconfig: string, urn?: string, run?: { cluster: string; holder?: string }): KubeClient {
-  return (require("../kube") as typeof import("../kube")).createKubeApi(kubeconfig, {
-    log: (line) => warn(urn, line),
-    ...(run ? { runnerScope: { cluster: run.cluster, ...(run.holder ? { owner: run.holder } : {}) } } : {}),
-    ...(run?.holder ? { statusWriter: run.holder } : {}),
-  });
-}
-
 /**
  * The version the cluster last converged to, as far as a revert may be decided on it: this resource's own state only
  * (the run adds what the live nodes all run). The status ConfigMap is display only — anyone who may write ConfigMaps
@@ -53,7 +42,7 @@ function kubeApi(kubeconfig: string, urn?: string, run?: { cluster: string; hold
  * a warning, then ignored.
  */
 /** The status this resource stored (any release's: read as far as it goes). */
-function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
+export function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
   const s = state?.status;
   return s && typeof s === "object" ? (s as Partial<OutputStatus>) : undefined;
 }
@@ -73,11 +62,6 @@ function trustedLastVersion(
   }
   return use === "display" ? own ?? claimed : own;
 }
-
-function talosApi(talosconfig: string) {
-  return (require("../talos") as typeof import("../talos")).createTalosApi(talosconfig);
-}
-
 
 /** Ids as the SDK derives them from the gates' inputs (known at preview), when given. */
 const plannedIds = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
@@ -181,21 +165,7 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, o
   const profiled = profileCpu();
   const kube = kubeApi(spec.kubeconfig, spec.urn, { cluster: spec.clusterName, holder: holderOf(spec, id) });
   const talos = talosApi(spec.talosconfig);
-  const abort = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.cancelled(sig)}`);
-    abort.abort(new Error(msg.receivedSignal(sig)));
-  };
-  const engine = engineCancellation();
-  const onEngineCancel = () => {
-    progress(`${msg.clusterPrefix(spec.clusterName)} ${msg.stoppingBecause(errorText(engine.reason))}`);
-    abort.abort(engine.reason);
-  };
-  if (engine.aborted) onEngineCancel();
-  else engine.addEventListener("abort", onEngineCancel, { once: true });
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  const runBound = boundRun(spec, op, abort);
+  const abort = runAbort(spec.clusterName, op === "create" ? spec.runTimeouts.createMs : spec.runTimeouts.updateMs, op);
   let last: UpgradeStatus | undefined;
   const live = rolloutProgress(spec.urn);
   try {
@@ -234,32 +204,16 @@ async function rollout(id: string, inputs: Properties, spec: TalosUpgradeSpec, o
     throw err;
   } finally {
     await live.flush();
-    clearTimeout(runBound);
-    engine.removeEventListener("abort", onEngineCancel);
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    abort.dispose();
     talos.close();
     await kube.close().catch(() => undefined);
     await profiled();
   }
 }
 
-/**
- * customTimeouts.create/update bound the whole run (issue 22.8): when it passes, the run stops before its next node, as
- * a cancel does, with the bound as the reason. The engine never enforces them for a dynamic provider.
- */
-function boundRun(spec: TalosUpgradeSpec, op: "create" | "update", abort: AbortController): NodeJS.Timeout | undefined {
-  const ms = op === "create" ? spec.runTimeouts.createMs : spec.runTimeouts.updateMs;
-  if (ms <= 0) return undefined;
-  return setTimeout(() => abort.abort(new Error(msg.runTimedOut(op, formatGoDuration(ms)))), ms).unref();
-}
-
-/**
- * The rollout's identity: the Lease holder and the owner mark on the cordons it sets. Stable per stack and resource, so
- * a resumed `pulumi up` of the same stack takes its own Lease over at once and lifts its own leftover cordons.
- */
+/** The rollout's identity (runScaffold.ts): the Lease holder and the owner mark on the cordons it sets. */
 function holderOf(spec: TalosUpgradeSpec, id: string): string {
-  return spec.owner ? `pulumi:${spec.owner}` : `pulumi:${id}@${os.hostname()}:${process.pid}`;
+  return holderOfOwner(spec.owner, id);
 }
 
 /** The status recomputed from the live cluster (drift shows in `pulumi refresh`). */

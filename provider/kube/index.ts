@@ -12,6 +12,7 @@ import { applyManifests, dryRunJob } from "./manifests";
 import { cordon, dropStaleCordonMark, listMachines, readMachine, uncordon } from "./nodes";
 import { LiveNodes, watchMachines } from "./machinewatch";
 import { watchObjects } from "./objects";
+import { rolloutOfDaemonSet, syncBootstrapObjects, type BootstrapObject, type DaemonSetRollout } from "./bootstrapSync";
 import { runCheck, RunnerJobs } from "./runner";
 import { StatusMirror, type MirroredStatus } from "./status";
 import { sweepRunners, type RunnerScope } from "./sweep";
@@ -83,6 +84,10 @@ export interface KubeClient extends KubeApi {
   waitForVolumeDetach(node: string, opts: VolumeDetachOptions): Promise<void>;
   /** The Kubernetes versions the cluster runs: control plane (as Talos detects it) and kubelets (version.ts). */
   kubernetesVersions(): Promise<KubernetesVersions>;
+  /** Talos' bootstrap manifests applied as `talosctl upgrade-k8s` syncs them (bootstrapSync.ts); resolves the objects applied. */
+  syncBootstrapManifests(manifests: readonly { id: string; objects: readonly BootstrapObject[] }[], signal: AbortSignal): Promise<string[]>;
+  /** A DaemonSet's rollout as `kubectl rollout status` reads it, or undefined when there is none. */
+  daemonSetRollout(namespace: string, name: string, signal: AbortSignal): Promise<DaemonSetRollout | undefined>;
   /** Flushes, then releases connections. */
   close(): Promise<void>;
 }
@@ -124,6 +129,8 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     requestStop: (cluster: string, by: string) => requestStop(c, cluster, by),
     stats: () => c.stats(),
     kubernetesVersions: () => readKubernetesVersions(c),
+    syncBootstrapManifests: (manifests, signal) => syncBootstrapObjects(c, manifests, signal),
+    daemonSetRollout: (namespace, name, signal) => rolloutOfDaemonSet(c, namespace, name, signal),
     close: async () => {
       await Promise.all([mirror.flush(), events.flush(), ours.cleanedUp()]);
       mirror.close();

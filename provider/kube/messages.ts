@@ -130,6 +130,13 @@ export const msg = {
     `manifests: not pruning ${what}: the live object is not the one talos-gate applied for this cluster (another uid, ` +
     "labels or field manager); it is left alone and dropped from the inventory",
   manifestPruneFailed: (object: string, detail: string) => `pruning ${object} (no longer in the manifests) failed: ${detail}`,
+  bootstrapApplyFailed: (manifest: string, object: string, detail: string, status: number | undefined) =>
+    `syncing Talos' bootstrap manifest "${manifest}" (as talosctl upgrade-k8s does): applying ${object} failed: ${detail}; ` + hint(status, object),
+  bootstrapForeignInventory: (manifest: string, object: string, owner: string) =>
+    `Talos' bootstrap manifest "${manifest}": ${object} carries config.k8s.io/owning-inventory "${owner}", not Talos' ` +
+    `"talos-bootstrap-manifests-inventory"; talosctl upgrade-k8s refuses it too: fix the control plane's extra manifests`,
+  daemonSetReadFailed: (ds: string, detail: string, status: number | undefined) =>
+    `reading DaemonSet ${ds} failed: ${detail}; ` + hint(status, "daemonsets", ds.split("/")[0]),
   inventoryFailed: (cluster: string, detail: string, status: number | undefined) =>
     `cluster ${cluster}: updating the manifest inventory ConfigMap kube-system/talos-gate-manifests-${cluster} failed: ${detail}; ` +
     hint(status, "configmaps", "kube-system"),

@@ -35,6 +35,8 @@ export function machineOf(node: k8s.V1Node): Machine {
   };
   const version = talosVersionOf(node.status?.nodeInfo?.osImage);
   if (version) machine.talosVersion = version;
+  const kubelet = node.status?.nodeInfo?.kubeletVersion;
+  if (kubelet) machine.kubeletVersion = kubelet;
   const owner = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
   if (owner && machine.cordoned) machine.cordonedBy = owner;
   else if (owner) machine.staleCordonMark = owner;
@@ -88,7 +90,7 @@ export function trimNode(node: k8s.V1Node): k8s.V1Node {
       // Only what machineOf reads: not the heartbeat and transition times, which change without the Node changing.
       conditions: node.status?.conditions?.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status })),
       addresses: node.status?.addresses,
-      nodeInfo: { osImage: node.status?.nodeInfo?.osImage } as k8s.V1NodeSystemInfo,
+      nodeInfo: { osImage: node.status?.nodeInfo?.osImage, kubeletVersion: node.status?.nodeInfo?.kubeletVersion } as k8s.V1NodeSystemInfo,
     },
   };
 }

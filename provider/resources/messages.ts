@@ -61,3 +61,4 @@ export const contextNotFound = (what: "kubeconfig" | "talosconfig", name: string
   `use one of those names (${what === "kubeconfig" ? "kubectl config get-contexts" : "talosctl config contexts"})`;
 export const contextUnreadable = (what: string, detail: string) =>
   `Cluster context: the ${what} cannot be read to choose its context (${detail}); pass the file's contents`;
+export const kubernetesVersionInvalid = (v: unknown) => `version must be a Kubernetes version like "v1.36.1", got ${JSON.stringify(v)}`;

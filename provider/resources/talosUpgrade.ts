@@ -214,20 +214,9 @@ const upgradePath = z.unknown().optional().transform((v, ctx): string[] => {
   return out;
 });
 
-/** The TalosUpgrade's properties, field by field, in the order `check` lists failures. */
-function fields(files: FileReader) {
-  return z.object({
-    clusterName: clusterName(),
-    version,
-    path: upgradePath,
-    installerImage: optionalString,
-    schematic: optionalString,
-    imageFactoryHost: optionalString,
-    holdTimeout: goDuration("holdTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_HOLD_TIMEOUT }),
-    nodeTimeout: goDuration("nodeTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_NODE_TIMEOUT }),
-    strategy,
-    drain,
-    etcdQuorumLoss,
+/** The gates' fields, in this order (KubernetesUpgrade's too): the checks, the conditions, soak and windows. */
+export function gateFields(files: FileReader) {
+  return {
     healthchecks: healthchecks(files),
     /** The checks' ids as derived from their inputs (the preview plan names them before they exist). */
     healthcheckIds: z.array(z.string()).nullish(),
@@ -235,9 +224,12 @@ function fields(files: FileReader) {
     conditionIds: z.array(z.string()).nullish(),
     soakTime: goDuration("soakTime", { min: { ms: 0, text: "0s" } }),
     maintenanceWindows,
-    /** Composed with the cluster's name (`composeHooks`), checked across fields. */
-    hooks: z.unknown().optional(),
-    volumeDetachTimeout: goDuration("volumeDetachTimeout", { min: { ms: 0, text: "0s" }, default: DEFAULT_VOLUME_DETACH }),
+  };
+}
+
+/** The fields every rollout resource carries for its run: credentials, identity, the run's bounds. */
+export function runFields() {
+  return {
     kubeconfig: z.string(),
     talosconfig: z.string(),
     /** Lease holder base: `<project>/<stack>/<resource>`, stable across runs of the stack. */
@@ -252,6 +244,28 @@ function fields(files: FileReader) {
       create: goDuration("customTimeouts.create", { min: { ms: 1000, text: "1s" } }),
       update: goDuration("customTimeouts.update", { min: { ms: 1000, text: "1s" } }),
     }).nullish(),
+  };
+}
+
+/** The TalosUpgrade's properties, field by field, in the order `check` lists failures. */
+function fields(files: FileReader) {
+  return z.object({
+    clusterName: clusterName(),
+    version,
+    path: upgradePath,
+    installerImage: optionalString,
+    schematic: optionalString,
+    imageFactoryHost: optionalString,
+    holdTimeout: goDuration("holdTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_HOLD_TIMEOUT }),
+    nodeTimeout: goDuration("nodeTimeout", { min: { ms: 1000, text: "1s" }, default: DEFAULT_NODE_TIMEOUT }),
+    strategy,
+    drain,
+    etcdQuorumLoss,
+    ...gateFields(files),
+    /** Composed with the cluster's name (`composeHooks`), checked across fields. */
+    hooks: z.unknown().optional(),
+    volumeDetachTimeout: goDuration("volumeDetachTimeout", { min: { ms: 0, text: "0s" }, default: DEFAULT_VOLUME_DETACH }),
+    ...runFields(),
     /** The Cluster's machine overrides (since 0.2.0; 0.1.0 state has only machineNames). */
     machines: z.array(machineOverride).nullish(),
     machineNames: z.array(z.string()).nullish(),

@@ -561,3 +561,94 @@ export function eventUpgraded(cluster: string, from: string | undefined, to: str
 export function eventFailed(cluster: string, from: string | undefined, to: string, reason: string): string {
   return `Talos upgrade ${versionHop(from, to)} failed (talos-gate rollout of cluster ${cluster}): ${truncateReason(singleLine(reason))}`;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// KubernetesUpgrade (issue 24.3): its skew refusals at preview, its plan lines, its run's failures.
+
+/** A unit of the Kubernetes rollout as the status names it: "cp-1 (control plane)", "kube-proxy", "w-1 (kubelet)". */
+export const K8S_PROXY_UNIT = "kube-proxy";
+export const k8sControlPlaneUnit = (node: string) => `${node} (control plane)`;
+export const k8sKubeletUnit = (node: string) => `${node} (kubelet)`;
+
+export function k8sSkipsMinor(where: string, running: string, target: string, next: string): string {
+  return `${where} runs ${running}: Kubernetes moves the control plane one minor at a time (its version skew policy), so ${target} ` +
+    `cannot be reached directly: set version to ${next}.x first, then ${target}`;
+}
+
+export function k8sDowngradeMinor(where: string, running: string, target: string): string {
+  return `${where} runs ${running}: going down to ${target} is a minor downgrade, which Kubernetes does not support; ` +
+    `set version to ${running} or newer`;
+}
+
+export function k8sKubeletNewer(node: string, running: string, target: string): string {
+  return `the kubelet of ${node} runs ${running}, newer than the API server would (${target}): kubelets are never newer than ` +
+    `the API server (Kubernetes' version skew policy); set version to ${running} or newer`;
+}
+
+export function k8sKubeletTooOld(node: string, running: string, target: string, maxMinors: number): string {
+  return `the kubelet of ${node} runs ${running}, more than ${maxMinors} minors older than ${target} (Kubernetes' version ` +
+    `skew policy allows kubelets ${maxMinors} minors behind the API server): upgrade Kubernetes one minor at a time`;
+}
+
+export function k8sOutsideTalos(node: string, talos: string, target: string, release: string, min: string, max: string, after = false): string {
+  return `node ${node} ${after ? "will run" : "runs"} Talos ${talos}${after ? " (the TalosUpgrade this one runs after)" : ""}, whose range is ` +
+    `Kubernetes ${min} – ${max.replace(/\.99$/, ".x")} (Talos ${release}), so Kubernetes ${target} cannot run on it: ` +
+    (after ? `choose a Kubernetes inside that range` : `upgrade Talos first (a TalosUpgrade, and \`after\` on this KubernetesUpgrade)`);
+}
+
+export function k8sPlanHeadline(target: string, controlPlanes: number, kubelets: number, done: number, proxy = controlPlanes + kubelets > 0): string {
+  if (!proxy) return `nothing to do: every node already runs Kubernetes ${target}`;
+  const parts = [controlPlanes + kubelets === 0 ? `upgrade Kubernetes to ${target}: kube-proxy only (every node already runs it)`
+    : `upgrade Kubernetes to ${target}: ${plural(controlPlanes, "control plane")} one at a time, kube-proxy, then ${plural(kubelets, "kubelet")}`];
+  if (done) parts.push(`${done} already on ${target}`);
+  return parts.join(", ");
+}
+
+/** "1. cp-1 (control plane): kube-apiserver, kube-controller-manager, kube-scheduler v1.35.2 → v1.36.1, gated by: …". */
+export function k8sPlanUnitLine(index: number, unit: string, what: string, from: string | undefined, to: string, gatedBy: readonly string[]): string {
+  // "" (kube-proxy without a DaemonSet read): only where it goes.
+  return `${index}. ${unit}: ${what} ${from === "" ? `→ ${to}` : versionHop(from, to)}${gatedBy.length ? `, gated by: ${gatedBy.join(", ")}` : ""}`;
+}
+
+export const K8S_PROXY_WHAT = "cluster.proxy.image on every control plane, bootstrap manifests synced";
+/** kube-proxy's DaemonSet as Talos bootstraps it (siderolabs/talos k8stemplates/kube-proxy.go). */
+export const K8S_PROXY_DAEMONSET = "kube-system/kube-proxy";
+
+export function k8sProxyNotRendered(node: string, target: string, timeoutMs: number, seen: string | undefined): string {
+  return `the control plane ${node} did not render kube-proxy ${target} into its bootstrap manifests within nodeTimeout ` +
+    `${formatDuration(timeoutMs)} after cluster.proxy.image was patched (it renders ${seen ?? "nothing readable"}); nothing was ` +
+    `synced: look at the manifests (talosctl -n ${node} get manifests), then ${RESUME}`;
+}
+
+export function k8sManifestSyncFailed(node: string, detail: string): string {
+  return `syncing the bootstrap manifests rendered by ${node} into the cluster failed: ${detail}`;
+}
+
+export function k8sProxyRolloutTimeout(target: string, timeoutMs: number, seen: string): string {
+  return `DaemonSet ${K8S_PROXY_DAEMONSET} did not finish rolling out ${target} within nodeTimeout ${formatDuration(timeoutMs)} ` +
+    `(last seen: ${seen}); nothing further was touched: look at its pods (kubectl -n kube-system rollout status daemonset/kube-proxy), then ${RESUME}`;
+}
+
+/** A DaemonSet's rollout in `kubectl rollout status` words. */
+export function k8sProxySeen(s: { image?: string; generation: number; observedGeneration: number; desired: number; updated: number; available: number } | undefined): string {
+  if (!s) return "no DaemonSet";
+  const gen = s.observedGeneration < s.generation ? `, generation ${s.generation} not yet observed` : "";
+  return `image ${s.image ?? "none"}, ${s.updated} of ${s.desired} updated, ${s.available} available${gen}`;
+}
+
+export function k8sStaticPodTimeout(node: string, component: string, target: string, timeoutMs: number, seen: string): string {
+  return `${component} on ${node} was not Ready on ${target} within nodeTimeout ${formatDuration(timeoutMs)} (last seen: ${seen}); ` +
+    `nothing further was touched: look at the static pod (talosctl -n ${node} logs ${component}), then ${RESUME}`;
+}
+
+export function k8sKubeletTimeout(node: string, target: string, timeoutMs: number, seen: string | undefined): string {
+  return `the kubelet of ${node} did not report ${target} within nodeTimeout ${formatDuration(timeoutMs)} (it reports ${seen ?? "nothing"}); ` +
+    `nothing further was touched: look at the kubelet (talosctl -n ${node} service kubelet), then ${RESUME}`;
+}
+
+export function k8sPatchFailed(node: string, what: string, detail: string): string {
+  return `patching ${what} in the machine config of ${node} failed: ${detail}`;
+}
+
+export const k8sStaticPodSeen = (image: string | undefined, ready: boolean | undefined) =>
+  image === undefined ? "no static pod" : `${image}${ready ? ", Ready" : ", not Ready"}`;

@@ -49,6 +49,8 @@ export interface Machine {
   staleCordonMark?: string;
   /** Talos version parsed from `status.nodeInfo.osImage` ("Talos (v1.13.2)"), e.g. "v1.13.2"; undefined if unknown. */
   talosVersion?: string;
+  /** `status.nodeInfo.kubeletVersion`, e.g. "v1.36.1" (what a Kubernetes upgrade waits for); undefined if unknown. */
+  kubeletVersion?: string;
   /** Machine set the machine belongs to (Omni: control-planes / workers / extra worker set id). */
   machineSet: string;
 }

@@ -116,8 +116,18 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
   const previous = opts.status ?? ((await kube.readStatus(opts.cluster).catch(() => undefined)) as UpgradeStatus | undefined);
   // One watch per condition for the whole run: the gate and the soak read the current verdicts at once.
   const conditions = opts.conditions?.length ? new ConditionWatch(kube, opts.conditions) : undefined;
+  return runToTheEnd(ctx, () => rollWaves(ctx, previous, conditions), conditions, opts.lease === undefined);
+}
+
+/**
+ * Runs `roll` and ends the run as every rollout ends (the Kubernetes one too): Done, Waiting at a closed window, or
+ * Failed with a RolloutError; then cleans up (runner Jobs, own cordons, the last status, the Lease unless the caller's).
+ */
+export async function runToTheEnd(
+  ctx: RunContext, roll: () => Promise<void>, conditions: ConditionWatch | undefined, releaseLease: boolean,
+): Promise<UpgradeStatus> {
   try {
-    await rollWaves(ctx, previous, conditions);
+    await roll();
     await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
     return ctx.status;
   } catch (e) {
@@ -132,7 +142,7 @@ export async function runRollout(kube: KubeApi, talos: TalosApi, opts: RunOption
     throw new RolloutError(reason, ctx.status);
   } finally {
     conditions?.stop();
-    await cleanUp(ctx, { releaseLease: opts.lease === undefined });
+    await cleanUp(ctx, { releaseLease });
   }
 }
 

@@ -307,6 +307,14 @@ export class Kubelet {
   }
 
   private async runPause(w: PodWorker): Promise<void> {
+    // An unpullable image keeps a pause pod Pending in ErrImagePull too (e.g. a DaemonSet rollout that cannot
+    // finish); the list is fixed at start, so no retry would pull it: the pod stays there.
+    const unpullable = (w.pod.spec?.containers ?? []).find((c: { image?: string }) => pullFailure(c.image, this.o.unpullableImages));
+    if (unpullable) {
+      w.container = pullState("ErrImagePull", unpullable.image, pullFailure(unpullable.image, this.o.unpullableImages)!);
+      await this.writeStatus(w, "image pull failed");
+      return;
+    }
     this.started++;
     w.startTime = nowTime();
     w.podIP = this.allocateIp(this.nodeOf(w.pod));

@@ -73,6 +73,8 @@ export interface TalosSimOptions {
   version?: string;
   /** Kubernetes version every node's machine config starts on (unless its spec names one), default v1.34.1. */
   kubernetesVersion?: string;
+  /** false: every node's machine config disables kube-proxy (unless its spec says otherwise); default true. */
+  kubeProxy?: boolean;
   /**
    * Listen address of every endpoint (distinct ports). Default: one loopback address per control plane
    * (127.0.0.2, 127.0.0.3, ...) where the OS has them (Linux), else 127.0.0.1. Port default 0 (any free port; with
@@ -178,7 +180,10 @@ export class TalosNodeSim extends EventEmitter {
       kubelet: (n, state) => this.emit("kubelet", n, state),
     };
     const k8s = opts.kubernetesVersion;
-    this.list = specs.map((s) => new SimNode(k8s && !s.kubernetesVersion ? { ...s, kubernetesVersion: k8s } : s, host));
+    this.list = specs.map((s) => new SimNode({
+      ...(k8s && !s.kubernetesVersion ? { ...s, kubernetesVersion: k8s } : s),
+      ...(s.kubeProxy === undefined && opts.kubeProxy !== undefined ? { kubeProxy: opts.kubeProxy } : {}),
+    }, host));
     for (const n of this.list) {
       if (this.index.has(n.address) || this.index.has(n.name)) throw new Error(simMsg.duplicateNode(n.name, n.address));
       this.index.set(n.address, n).set(n.name, n);

@@ -72,6 +72,8 @@ export interface MachineConfigOwner {
   readonly installImage: string;
   readonly up: boolean;
   readonly faults: KubernetesFaults;
+  /** false: kube-proxy disabled in its config. */
+  readonly kubeProxy?: boolean;
 }
 
 /** The machine configuration a simulated node starts with: v1alpha1 with the images of `version`, then a HostnameConfig. */
@@ -82,13 +84,24 @@ export function initialMachineConfig(node: MachineConfigOwner, version: string):
     cluster.apiServer = { image: images.apiServer };
     cluster.controllerManager = { image: images.controllerManager };
     cluster.scheduler = { image: images.scheduler };
-    cluster.proxy = { image: images.proxy };
+    cluster.proxy = node.kubeProxy === false ? { disabled: true, image: images.proxy } : { image: images.proxy };
   }
   return stringify({
     version: "v1alpha1",
     machine: { type: node.role, token: SIM_CONFIG_SECRET, install: { disk: "/dev/sda", image: node.installImage }, kubelet: { image: images.kubelet } },
     cluster,
   }) + "---\napiVersion: v1alpha1\nkind: HostnameConfig\nhostname: " + node.name + "\n";
+}
+
+/**
+ * Whether the configuration disables kube-proxy (`cluster.proxy.disabled`): Talos then renders no manifest of it
+ * (siderolabs/talos internal/app/machined/pkg/controllers/k8s/manifest.go, `if cfg.ProxyEnabled`).
+ */
+export function proxyDisabledIn(config: string): boolean {
+  return parseAllDocuments(config).some((d) => {
+    const js = d.toJS() as { version?: string; cluster?: { proxy?: { disabled?: boolean } } } | null;
+    return js?.version === "v1alpha1" && js.cluster?.proxy?.disabled === true;
+  });
 }
 
 /** Talos' configloader: YAML documents, one of them v1alpha1 (its errors never quote the text). */

@@ -112,6 +112,8 @@ export interface SimNodeSpec {
   installImage?: string;
   /** The Kubernetes version the node's machine config names (static pod and kubelet images), default v1.34.1. */
   kubernetesVersion?: string;
+  /** false: its machine config disables kube-proxy (`cluster.proxy.disabled`), so a control plane renders no manifest of it. */
+  kubeProxy?: boolean;
 }
 
 /** Platform mode reported with a platform name (Talos: metal, container, or cloud). */
@@ -168,6 +170,7 @@ export class SimNode {
   /** The machine configuration and what Talos runs from it: static pods, kubelet (sim/talos/kubernetes.ts). */
   readonly kubernetes: NodeKubernetes;
 
+  readonly kubeProxy: boolean;
   constructor(spec: SimNodeSpec, private readonly host: NodeHost) {
     this.name = spec.name;
     this.address = spec.address;
@@ -176,6 +179,7 @@ export class SimNode {
     this.platform = spec.platform ?? "metal";
     this.secureBoot = spec.secureBoot ?? false;
     this.installImage = spec.installImage ?? `ghcr.io/siderolabs/installer:${spec.version}`;
+    this.kubeProxy = spec.kubeProxy ?? true;
     this._schematic = spec.schematic;
     this._extensions = spec.extensions ?? [];
     this.kubernetes = new NodeKubernetes(this, spec.kubernetesVersion ?? SIM_DEFAULT_KUBERNETES_VERSION, {

@@ -9,7 +9,7 @@ import { kubernetesImagesOf } from "../../provider/talos/kubernetes";
 import { encodeSpec } from "../../provider/talos/proto";
 import { toStruct } from "../../provider/talos/struct";
 import { KUBE_PROXY_MANIFEST, kubeProxyObjects } from "../kube/kubeproxy";
-import type { SimStaticPod } from "./kubernetes";
+import { proxyDisabledIn, type SimStaticPod } from "./kubernetes";
 import type { SimNode } from "./node";
 import { RpcError } from "./rpcerror";
 
@@ -91,7 +91,7 @@ export function services(node: SimNode): WireResource[] {
 
 /** kube-proxy's DaemonSet as a control plane renders it from `cluster.proxy.image` (manifest "10-kube-proxy"). */
 export function manifests(node: SimNode): WireResource[] {
-  if (node.role !== "controlplane") return [];
+  if (node.role !== "controlplane" || proxyDisabledIn(node.kubernetes.config)) return [];
   const image = kubernetesImagesOf(node.kubernetes.config, `node ${node.name}`).proxy;
   if (!image) return [];
   const objects = kubeProxyObjects(image);

@@ -3,11 +3,12 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { Stack } from "@pulumi/pulumi/automation";
 import { createTalosApi } from "../../provider/talos";
 import type { SimCluster } from "../../sim/cluster";
-import { Cluster, Healthcheck, TalosUpgrade } from "../../sdk";
+import { Cluster, Healthcheck, KubernetesUpgrade, TalosUpgrade } from "../../sdk";
 import { inlineStack, PulumiEnv, pulumiEnv, stateText } from "../support/pulumi";
 import { countBoots, gateJob, gateRbac, leftoverRunners, setGate, testSim, nodeVersions } from "../support/sim";
 
@@ -17,6 +18,8 @@ interface Knobs {
   holdTimeout?: string;
   nodeTimeout?: string;
   interval?: string;
+  /** Issue 24.3: a KubernetesUpgrade to this version after the TalosUpgrade, behind the same gate. */
+  kubernetesVersion?: string;
 }
 
 function program(sim: SimCluster, knobs: Knobs) {
@@ -33,7 +36,12 @@ function program(sim: SimCluster, knobs: Knobs) {
       cluster, version: knobs.version, path: knobs.path, healthchecks: [gate],
       holdTimeout: knobs.holdTimeout ?? "5m", nodeTimeout: knobs.nodeTimeout ?? "2m",
     });
-    return { status: upgrade.status, plan: upgrade.plan, checkId: gate.checkId };
+    const kubernetes = knobs.kubernetesVersion === undefined ? undefined
+      : new KubernetesUpgrade("kubernetes", { cluster, version: knobs.kubernetesVersion, healthchecks: [gate], nodeTimeout: "1m" }, { dependsOn: [upgrade] });
+    return {
+      status: upgrade.status, plan: upgrade.plan, checkId: gate.checkId,
+      ...(kubernetes ? { kubernetesStatus: kubernetes.status, kubernetesPlan: kubernetes.plan } : {}),
+    };
   };
 }
 
@@ -48,7 +56,8 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
   let boots: Map<string, number>;
 
   before(async () => {
-    sim = await testSim({ controlPlanes: 1, workers: 2, version: "v1.12.4" });
+    // kube-proxy's DaemonSet as Talos bootstraps it: the KubernetesUpgrade step syncs it (issue 24.3).
+    sim = await testSim({ controlPlanes: 1, workers: 2, version: "v1.12.4", kubernetesVersion: "v1.35.2", kubeProxy: true });
     await setGate(sim, false);
     env = await pulumiEnv();
     knobs = { version: "v1.13.2" };
@@ -91,7 +100,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
       assert.match(err.message, /property holdTimeout value \{an hour\} has a problem: holdTimeout "an hour" is invalid/);
       return true;
     });
-    // Issue 24.1: a skipped minor, and a Talos whose Kubernetes range excludes the cluster's (1.34.1), refused at preview.
+    // Issue 24.1: a skipped minor, and a Talos whose Kubernetes range excludes the cluster's (1.35.2), refused at preview.
     knobs = { version: "v1.15.1" };
     await assert.rejects(stack.preview(), (err: Error) => {
       assert.match(err.message, /TalosUpgrade resource 'talos': property version value \{v1\.15\.1\} has a problem: node cp-1: v1\.12\.4 cannot be upgraded to v1\.15\.1 \(Talos 1\.15 upgrades from ≥ 1\.13\.0\): go through v1\.14\.x first, e\.g\. `path: \["v1\.14\.0"\]`/);
@@ -99,7 +108,7 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     });
     knobs = { version: "v1.9.6" };
     await assert.rejects(stack.preview(), (err: Error) => {
-      assert.match(err.message, /Kubernetes v1\.34\.1 \(kube-apiserver on cp-1, .*kubelets of cp-1, w-1, w-2\) is outside Talos 1\.9's range 1\.27\.0 – 1\.32\.x/);
+      assert.match(err.message, /Kubernetes v1\.35\.2 \(kube-apiserver on cp-1, .*kubelets of cp-1, w-1, w-2\) is outside Talos 1\.9's range 1\.27\.0 – 1\.32\.x/);
       return true;
     });
     knobs = { version: "v1.13.2" };
@@ -233,6 +242,45 @@ describe("e2e: gated Talos upgrade through the real pulumi CLI on the sim", func
     assert.equal(after["cp-1"], "v1.13.6", "the node in flight finished");
     assert.deepEqual([after["w-1"], after["w-2"]], ["v1.13.5", "v1.13.5"], "no further node was touched");
     await resumesTo("v1.13.6");
+  });
+
+  it("issue 24.3: a KubernetesUpgrade after the TalosUpgrade, 1.35 → 1.36: its plan in preview, control planes then kube-proxy then kubelets, the gate held then opened, a clean second preview", async () => {
+    knobs = { ...knobs, version: "v1.13.6", kubernetesVersion: "v1.36.1" };
+    const preview = await stack.preview({ diff: true });
+    assert.match(preview.stdout, /1\. cp-1 \(control plane\): kube-apiserver, kube-controller-manager, kube-scheduler v1\.35\.2 → v1\.36\.1, gated by: cluster-sim-gate/);
+    assert.match(preview.stdout, /2\. kube-proxy: cluster\.proxy\.image on every control plane, bootstrap manifests synced v1\.35\.2 → v1\.36\.1, gated by: cluster-sim-gate/);
+    assert.match(preview.stdout, /3\. cp-1 \(kubelet\): kubelet v1\.35\.2 → v1\.36\.1, gated by: cluster-sim-gate/);
+    await setGate(sim, false);
+    const bootsBefore = Object.fromEntries(boots);
+    let held = "";
+    const lines: string[] = [];
+    const up = await stack.up({
+      onOutput: (o) => {
+        lines.push(o);
+        if (!held && /gate held .*gate is closed/.test(o)) {
+          held = o;
+          void setGate(sim, true);
+        }
+      },
+    });
+    assert.ok(held, `the gate held first; output:\n${lines.join("")}`);
+    const status = up.outputs.kubernetesStatus.value;
+    assert.equal(status.phase, "Done", status.error);
+    assert.equal(status.lastUpgradeVersion, "v1.36.1");
+    const order = lines.join("").split("Diagnostics:")[0].match(/node (\S+ \((control plane|kubelet)\)|kube-proxy): upgrading/g);
+    assert.deepEqual(order, [
+      "node cp-1 (control plane): upgrading", "node kube-proxy: upgrading", "node cp-1 (kubelet): upgrading",
+      "node w-1 (kubelet): upgrading", "node w-2 (kubelet): upgrading",
+    ]);
+    assert.deepEqual(Object.fromEntries(sim.talos.nodes().map((n) => [n.name, n.kubernetes.kubelet.version])), { "cp-1": "v1.36.1", "w-1": "v1.36.1", "w-2": "v1.36.1" });
+    assert.deepEqual(Object.fromEntries(boots), bootsBefore, "a Kubernetes upgrade reboots no node");
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(sim.kubeconfig);
+    const proxy = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDaemonSet({ name: "kube-proxy", namespace: "kube-system" });
+    assert.deepEqual([proxy.spec?.template.spec?.containers[0].image, proxy.status?.updatedNumberScheduled, proxy.status?.numberAvailable],
+      ["registry.k8s.io/kube-proxy:v1.36.1", 3, 3], "kube-proxy's DaemonSet synced and rolled out");
+    const again = await stack.preview({ diff: true });
+    assert.deepEqual(again.changeSummary, { same: 5 }, again.stdout);
   });
 
   it("destroy leaves no runner Job and downgrades nothing", async () => {

@@ -89,11 +89,11 @@ describe("integration: kube port — nodes and drain", function () {
     const machines = await h.kube.listMachines();
     const byName = new Map(machines.map((m) => [m.name, m]));
     assert.deepEqual(byName.get(cp1), {
-      name: cp1, role: "controlplane", address: "10.5.0.10", ready: true, cordoned: false, talosVersion: "v1.13.2", machineSet: "control-planes",
+      name: cp1, role: "controlplane", address: "10.5.0.10", ready: true, cordoned: false, talosVersion: "v1.13.2", kubeletVersion: "v1.36.3", machineSet: "control-planes",
     });
-    assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, machineSet: "workers" });
+    assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, kubeletVersion: "v1.36.3", machineSet: "workers" });
     assert.deepEqual(byName.get(w2), {
-      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, cordonedBy: "pulumi:p/s/talos", talosVersion: "v1.12.4", machineSet: "gpu",
+      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, cordonedBy: "pulumi:p/s/talos", talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", machineSet: "gpu",
     });
     assert.equal(await h.kube.uncordon(w2, "pulumi:p/s/talos"), true);
     const node = await h.core.readNode({ name: w2 });
@@ -107,7 +107,7 @@ describe("integration: kube port — nodes and drain", function () {
     const watch = h.kube.watchMachines();
     try {
       const first = (await watch.machines()).find((m) => m.name === node);
-      assert.deepEqual(first, { name: node, role: "worker", address: "10.5.0.77", ready: false, cordoned: false, talosVersion: "v1.12.4", machineSet: "workers" });
+      assert.deepEqual(first, { name: node, role: "worker", address: "10.5.0.77", ready: false, cordoned: false, talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", machineSet: "workers" });
       const since = watch.generation;
       const changed = watch.changed(since);
       const now = new Date(Math.floor(Date.now() / 1000) * 1000);
