@@ -128,8 +128,9 @@ export const msg = {
     "check the node's console, then re-run to resume, or raise nodeTimeout",
   lastDown: (detail: string) => `last seen: unreachable: ${detail}`,
   lastSameBoot: () => "last seen: up with the same boot id, it has not rebooted",
+  // Not "it has not rebooted": a node that answered and then stopped answering may be on its way down.
   lastSameBootThenUnanswered: (detail: string) =>
-    `last seen: up with the same boot id, it has not rebooted; the looks after it got no answer in time: ${detail}`,
+    `last seen: up with the same boot id; the looks after it got no answer in time: ${detail}`,
   lastOtherVersion: (v: string) => `last seen: rebooted, running ${v}`,
   lastNothing: () => "no answer yet",
   aborted: (node: string) => `talos: node ${node}: upgrade interrupted (cancelled); re-run to resume`,
