@@ -58,11 +58,11 @@ export async function waitForDefaultServiceAccount(kc: k8s.KubeConfig, ns: strin
 
 let nsCounter = 0;
 /** A fresh namespace per test, once its default ServiceAccount exists. */
-export async function freshNamespace(cp: ControlPlane, prefix = "t"): Promise<string> {
+export async function freshNamespace(cp: ControlPlane, prefix = "t", serviceAccountTimeoutMs = 30000): Promise<string> {
   const name = `${prefix}-${process.pid}-${Date.now().toString(36)}-${nsCounter++}`;
   const kc = kubeConfigOf(cp);
   await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name } } });
-  await waitForDefaultServiceAccount(kc, name);
+  await waitForDefaultServiceAccount(kc, name, serviceAccountTimeoutMs);
   return name;
 }
 

@@ -509,7 +509,10 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
   it("survives an API server restart during its watches and still completes a Job afterwards", async () => {
     const before = sim.stats();
     await cp.restartApiServer(500);
-    const ns = await freshNamespace(cp, "ks");
+    // kube-controller-manager's informers reconnect with client-go's back-off (up to 30 s): under load its
+    // ServiceAccount controller gave the new namespace its default account after the usual 30 s (a CI run failed so).
+    // The Job below is allowed 90 s; so is the account it needs.
+    const ns = await freshNamespace(cp, "ks", 90000);
     await batch.createNamespacedJob({ namespace: ns, body: jobBody("after-restart", "echo fine") });
     const job = await waitJob(ns, "after-restart", 90000);
     assert.ok(cond(job, "Complete"));
