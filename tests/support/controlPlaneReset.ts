@@ -93,12 +93,15 @@ async function kinds(api: Api): Promise<Kind[]> {
   return out;
 }
 
-async function objects(api: Api, ks: Kind[]): Promise<Obj[]> {
-  const out: Obj[] = [];
+/** The objects of every kind; `busy` names the kinds the API server could not list yet (ask again in the next round). */
+async function objects(api: Api, ks: Kind[]): Promise<Obj[] & { busy: string[] }> {
+  const out = Object.assign([] as Obj[], { busy: [] as string[] });
   await Promise.all(ks.map(async (kind) => {
     // A kind can go between discovery and its list (a CustomResourceDefinition being deleted): nothing left of it.
     const r = await api.request("GET", `${kind.prefix}/${kind.name}`);
     if (r.status === 404) return;
+    // A custom resource's storage right after its CRD changed answers 429 "storage is (re)initializing" for a moment.
+    if (r.status === 429) { out.busy.push(`${kind.prefix}/${kind.name}`); return; }
     if (r.status !== 200) throw new Error(`GET ${kind.prefix}/${kind.name}: ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
     const list = r.json;
     for (const o of list.items ?? []) {
@@ -134,6 +137,7 @@ export async function takeBaseline(cp: ControlPlane, timeoutMs = 30000): Promise
   }
   const ks = await kinds(api);
   const [objs, nss] = await Promise.all([objects(api, ks), namespaces(api)]);
+  if (objs.busy.length) throw new Error(`control plane baseline: not listable yet: ${objs.busy.join(", ")}`);
   return { uids: new Set(objs.map((o) => o.uid)), namespaces: new Set(nss.map((n) => n.name)) };
 }
 
@@ -162,14 +166,15 @@ export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, ti
   }));
   const firstSeen = new Set<string>();
   for (let round = 0; ; round++) {
-    const left = extra(await objects(api, ks));
+    const all = await objects(api, ks);
+    const left = extra(all);
     if (round === 0) for (const o of left) firstSeen.add(o.uid);
     const nss = (await namespaces(api)).filter((n) => !baseline.namespaces.has(n.name));
-    if (left.length === 0 && nss.length === 0) return;
+    if (left.length === 0 && nss.length === 0 && all.busy.length === 0) return;
     if (Date.now() > until) {
       // Why each is still there tells a leak (something recreates it) from a stuck deletion.
       const why = (o: Obj) => `${objectPath(o)}${firstSeen.has(o.uid) ? "" : " (recreated)"}${o.deleting ? " (being deleted)" : ""}${o.finalizers.length ? ` (finalizers ${o.finalizers.join(",")})` : ""}`;
-      const names = [...left.map(why), ...nss.map((n) => `namespace ${n.name}`)].slice(0, 10);
+      const names = [...left.map(why), ...nss.map((n) => `namespace ${n.name}`), ...all.busy.map((k) => `${k} (not listable: 429)`)].slice(0, 10);
       throw new Error(`control plane reset: still there after ${timeoutMs} ms: ${names.join(", ")}`);
     }
     const pods = left.filter((o) => o.kind.name === "pods");
