@@ -8,6 +8,7 @@
 // answering still fails it within a minute. Controller-managed objects that every namespace gets (the `default`
 // ServiceAccount, `kube-root-ca.crt`) are left to their controllers.
 import * as https from "node:https";
+import * as tls from "node:tls";
 import * as k8s from "@kubernetes/client-node";
 import { ControlPlane } from "../../sim/controlplane";
 
@@ -37,21 +38,31 @@ const REQUEST_TIMEOUT_MS = 20_000;
 /** Kinds that cannot be listed or deleted as objects, or go with their namespace or owner anyway. */
 const SKIPPED = new Set(["namespaces", "events", "componentstatuses"]);
 
+/**
+ * The admin's requests of one reset, on a few kept-alive connections sharing one TLS context: a reset makes a few
+ * hundred requests (a list of every kind per round), and a TLS handshake with a freshly parsed context for each was
+ * most of a reset's CPU (~0.4 CPU-s of the test process per reset, profiled in harsh-talos.test).
+ */
 class Api {
-  private constructor(private readonly server: string, private readonly opts: https.RequestOptions) {}
+  private constructor(private readonly server: string, private readonly agent: https.Agent) {}
 
   static async of(cp: ControlPlane): Promise<Api> {
     const kc = new k8s.KubeConfig();
     kc.loadFromString(cp.kubeconfig);
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
-    return new Api(cp.server, opts);
+    const secureContext = tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key });
+    return new Api(cp.server, new https.Agent({ keepAlive: true, maxSockets: 8, secureContext }));
+  }
+
+  close(): void {
+    this.agent.destroy();
   }
 
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
     return new Promise((resolve, reject) => {
       const req = https.request(`${this.server}${path}`, {
-        ...this.opts, method, timeout: REQUEST_TIMEOUT_MS,
+        agent: this.agent, method, timeout: REQUEST_TIMEOUT_MS,
         headers: body === undefined ? {} : { "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json" },
       }, (res) => {
         const chunks: Buffer[] = [];
@@ -128,6 +139,14 @@ function objectPath(o: Obj): string {
 /** What the control plane holds right after it started, once kcm gave the built-in namespaces their defaults. */
 export async function takeBaseline(cp: ControlPlane, timeoutMs = 30000): Promise<Baseline> {
   const api = await Api.of(cp);
+  try {
+    return await baselineOf(api, timeoutMs);
+  } finally {
+    api.close();
+  }
+}
+
+async function baselineOf(api: Api, timeoutMs: number): Promise<Baseline> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const r = await api.request("GET", "/api/v1/namespaces/default/serviceaccounts/default");
@@ -148,6 +167,14 @@ export async function takeBaseline(cp: ControlPlane, timeoutMs = 30000): Promise
  */
 export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 60_000): Promise<void> {
   const api = await Api.of(cp);
+  try {
+    await reset(api, baseline, timeoutMs);
+  } finally {
+    api.close();
+  }
+}
+
+async function reset(api: Api, baseline: Baseline, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   const ready = await api.request("GET", "/readyz");
   if (ready.status !== 200) throw new Error(`control plane reset: the API server is not ready (${ready.status})`);

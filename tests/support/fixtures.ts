@@ -1,6 +1,6 @@
 // Registry of long-lived test fixtures (control planes, simulated clusters, clients, temp dirs). A fixture lives as
 // long as the test file that started it: tests/support/hooks.ts stops a file's fixtures after its last suite, so idle
-// control planes do not pile up through a run. Fixtures shared by every file (the shared control plane), and those
+// control planes do not pile up through a run. Fixtures shared by every file (the pool of control planes), and those
 // registered while the files are loaded (no file runs yet, so whose they are is unknown), live until the end of the run.
 type Stopper = () => Promise<void>;
 const fileStoppers: Stopper[] = [];
