@@ -8,6 +8,7 @@ import type * as k8s from "../provider/kube/k8s";
 import { apiMessage, isNotFound } from "../provider/kube/errors";
 import { CLUSTER_LABEL, LEGACY_STATUS_KEY, STATUS_KEY, statusConfigMapName, SYSTEM_NAMESPACE } from "../provider/kube/labels";
 import { decodeStatus } from "../provider/kube/status";
+import { KUBERNETES_STATUS_SUFFIX } from "../provider/rollout/status";
 import { loadKubeconfig } from "./kubeconfig";
 import { CliError, cliMsg } from "./messages";
 
@@ -100,7 +101,10 @@ export async function mirroredClusters(core: k8s.CoreV1Api): Promise<string[]> {
 export async function resolveCluster(core: k8s.CoreV1Api, flag: string | undefined): Promise<string | undefined> {
   if (flag) return flag;
   const clusters = await mirroredClusters(core);
-  if (clusters.length > 1) throw new CliError(cliMsg.clusterRequired(clusters));
+  if (clusters.length > 1) {
+    const kinds = clusters.map((name) => ({ name, kind: name.endsWith(KUBERNETES_STATUS_SUFFIX) ? "KubernetesUpgrade" as const : "TalosUpgrade" as const }));
+    throw new CliError(cliMsg.clusterRequired(kinds));
+  }
   return clusters[0];
 }
 

@@ -123,8 +123,8 @@ export const cliMsg = {
   talosconfigUnreadable: (file: string, detail: string) =>
     `cannot read talosconfig ${file}: ${detail}; pass the path of a readable talosconfig file with --talosconfig, or leave it out to use the Nodes' versions`,
 
-  clusterRequired: (clusters: readonly string[]) =>
-    `the cluster has upgrade statuses of several TalosUpgrades (${clusters.join(", ")}); choose one with --cluster`,
+  clusterRequired: (statuses: readonly { name: string; kind: "TalosUpgrade" | "KubernetesUpgrade" }[]) =>
+    `the cluster has the upgrade statuses of several rollouts (${statuses.map((s) => `${s.name}: ${s.kind}`).join(", ")}); choose one with --cluster`,
   statusTableColumns: ["NODE", "ROLE", "FROM → TO", "STATE", "DURATION"],
   /** `detail`: the error of a failed run, else the step. */
   statusTableSummary: (cluster: string, phase: string, status: string, detail: string) =>

@@ -16,7 +16,7 @@ import type { KubeApi, Machine, TalosApi } from "./ports";
 import type { Wave } from "./plan";
 import { acquireRolloutLease, runToTheEnd, type RunOptions } from "./run";
 import { soak } from "./soak";
-import { initialStatus, type UpgradeStatus } from "./status";
+import { initialStatus, kubernetesStatusKey, type UpgradeStatus } from "./status";
 import { checkWindow } from "./window";
 import * as msg from "./messages";
 import { sameVersion } from "../version";
@@ -72,8 +72,7 @@ export type KubernetesRunOptions = Pick<RunOptions,
   talosRange: TalosKubernetesRange;
 };
 
-/** Where the Kubernetes rollout mirrors its status: its own ConfigMap beside the Talos one, so neither reads the other's. */
-export const kubernetesStatusKey = (cluster: string): string => `${cluster}.kubernetes`;
+export { kubernetesStatusKey };
 
 /**
  * The Kubernetes port for this run: its status under its own key, and no Node Events (the Talos rollout's Events say

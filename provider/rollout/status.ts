@@ -179,6 +179,10 @@ export type StatusEvent =
 
 export const DEFAULT_HISTORY_LIMIT = 50;
 
+/** A KubernetesUpgrade's status key: its own beside the TalosUpgrade's (the cluster's name), so neither reads the other's. */
+export const KUBERNETES_STATUS_SUFFIX = ".kubernetes";
+export const kubernetesStatusKey = (cluster: string): string => `${cluster}${KUBERNETES_STATUS_SUFFIX}`;
+
 export function initialStatus(
   cluster: string,
   opts: { lastUpgradeVersion?: string; historyLimit?: number } = {},

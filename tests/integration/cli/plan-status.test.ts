@@ -13,6 +13,7 @@ import * as YAML from "yaml";
 import { RolloutError, runRollout } from "../../../provider/rollout/run";
 import type { SimCluster } from "../../../sim/cluster";
 import { artifactPath, openFile } from "../../support/browser";
+import { kubeConfigOf } from "../../support/kube";
 import { adapters, FROM, runOptions, shellCheck, sim, TARGET } from "../rollout/helpers";
 
 const CLUSTER = "clitest";
@@ -89,6 +90,26 @@ describe("integration: cli — talos-gate plan and status against the sim", func
       // Gone again: the later tests find this file's one cluster without --cluster.
       await kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedConfigMap({ name: "talos-gate-status-escapes", namespace: "kube-system" });
       await kc.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease({ name: "talos-gate-escapes", namespace: "kube-system" });
+    });
+
+    it("status without --cluster among several rollouts' statuses names each with its kind (TalosUpgrade, KubernetesUpgrade)", async () => {
+      const core = kubeConfigOf(s).makeApiClient(k8s.CoreV1Api);
+      const names = ["several", "several.kubernetes"];
+      for (const name of names) {
+        await core.createNamespacedConfigMap({ namespace: "kube-system", body: {
+          metadata: { name: `talos-gate-status-${name}`, labels: { "talos-gate.dev/cluster": name } },
+          data: { "status.json": JSON.stringify({ cluster: name, phase: "Done", status: "", step: "", error: "", lastUpgradeVersion: "", currentUpgradeVersion: "", machines: [], healthchecks: [] }) },
+        } });
+      }
+      try {
+        const any = await talosGate(["status"], { KUBECONFIG: s.kubeconfigPath });
+        assert.equal(any.code, 1);
+        assert.equal(any.stderr, "talos-gate status: the cluster has the upgrade statuses of several rollouts " +
+          "(several: TalosUpgrade, several.kubernetes: KubernetesUpgrade); choose one with --cluster\n");
+      } finally {
+        // Gone again: the later tests find this file's one cluster without --cluster.
+        for (const name of names) await core.deleteNamespacedConfigMap({ name: `talos-gate-status-${name}`, namespace: "kube-system" });
+      }
     });
 
     it("status and plan: a missing or unreadable kubeconfig is a clear error", async () => {
