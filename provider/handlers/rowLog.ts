@@ -6,6 +6,7 @@
 // engine does (since "Implement status sinks", 2018). Before, every line went to stdout, which the CLI (>= 3.146.0,
 // #18253) shows on the stack's row without severity and repeats under Diagnostics.
 // Outside the engine (the CLI's own commands, tests calling the handlers) every line goes to stdout as before.
+import { withoutCallerStack } from "../callerStack";
 import { engineClient } from "./diagnostics";
 import { progress } from "./common";
 
@@ -44,10 +45,10 @@ export function rowLog(urn: string | undefined): RowLog {
     req.setMessage(text);
     req.setUrn(urn!);
     req.setEphemeral(ephemeral);
-    engine.log(req, new grpc.Metadata(), { deadline: Date.now() + LOG_DEADLINE_MS }, (err) => {
+    withoutCallerStack(() => engine.log(req, new grpc.Metadata(), { deadline: Date.now() + LOG_DEADLINE_MS }, (err) => {
       if (err && !ephemeral) progress(text); // not lost: the stack row still shows it
       resolve();
-    });
+    }));
   });
   const enqueue = (text: string, ephemeral: boolean) => {
     tail = tail.then(() => send(text, ephemeral));
