@@ -113,7 +113,8 @@ export async function listTrimmedNodes(c: KubeClients): Promise<{ items: k8s.V1N
   return { items, metadata: { resourceVersion } };
 }
 
-const collator = new Intl.Collator();
+/** The order of machines by name (shared, so the Node watch orders as listMachines does). */
+export const collator = new Intl.Collator();
 /** Orders like `localeCompare`, without building a collator per comparison. */
 export const byMachineName = (a: Machine, b: Machine): number => collator.compare(a.name, b.name);
 
