@@ -86,6 +86,8 @@ export function compareVersions(a: string, b: string): -1 | 0 | 1 {
  */
 export function sameVersion(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined || b === undefined) return false;
+  // The same text is the same release, parsable or not (asked for every machine of a plan, thousands of times a run).
+  if (a === b) return true;
   const pa = parseVersion(a), pb = parseVersion(b);
   if (!pa || !pb) return a.trim() === b.trim();
   return compareParsed(pa, pb) === 0;

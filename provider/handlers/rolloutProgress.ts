@@ -21,7 +21,8 @@ export function rolloutProgress(urn: string | undefined): RolloutProgress {
         return;
       }
       if (line !== undefined && isKeptTransition(event)) row.info(line);
-      row.status(liveLine(status, status.updatedAt ? Date.parse(status.updatedAt) : event.at));
+      // Built when sent (coalesced), from the status of this event: statuses are never changed in place.
+      row.status(() => liveLine(status, status.updatedAt ? Date.parse(status.updatedAt) : event.at));
     },
     note: (line) => row.info(line),
     flush: () => row.flush(),

@@ -6,6 +6,7 @@
 // engine does (since "Implement status sinks", 2018). Before, every line went to stdout, which the CLI (>= 3.146.0,
 // #18253) shows on the stack's row without severity and repeats under Diagnostics.
 // Outside the engine (the CLI's own commands, tests calling the handlers) every line goes to stdout as before.
+import { withoutCallerStack } from "../callerStack";
 import { engineClient } from "./diagnostics";
 import { progress } from "./common";
 
@@ -21,8 +22,11 @@ export interface RowLog {
   readonly connected: boolean;
   /** A transition worth keeping: a permanent info line on the row. */
   info(text: string): void;
-  /** The live line: replaces the row's status (ephemeral). */
-  status(text: string): void;
+  /**
+   * The live line: replaces the row's status (ephemeral). Given as a function, it is built only when it is sent (at
+   * most every STATUS_SPACING_MS): a 1,000-node status made it over every machine on each transition.
+   */
+  status(text: string | (() => string)): void;
   /** Sends what is queued (bounded): the run's last line must reach the engine before the step ends. */
   flush(): Promise<void>;
 }
@@ -30,11 +34,11 @@ export interface RowLog {
 /** The row log of `urn`; lines go out in order (one Log call at a time), ephemeral ones coalesced. */
 export function rowLog(urn: string | undefined): RowLog {
   const engine = urn ? engineClient() : undefined;
-  if (!engine) return { connected: false, info: progress, status: progress, flush: async () => undefined };
+  if (!engine) return { connected: false, info: progress, status: (text) => progress(typeof text === "string" ? text : text()), flush: async () => undefined };
   const pb = require("@pulumi/pulumi/proto/engine_pb") as EnginePb;
   const grpc = require("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
   let tail: Promise<void> = Promise.resolve();
-  let latest: string | undefined;
+  let latest: string | (() => string) | undefined;
   let lastStatusAt = -Infinity;
   let timer: NodeJS.Timeout | undefined;
 
@@ -44,10 +48,10 @@ export function rowLog(urn: string | undefined): RowLog {
     req.setMessage(text);
     req.setUrn(urn!);
     req.setEphemeral(ephemeral);
-    engine.log(req, new grpc.Metadata(), { deadline: Date.now() + LOG_DEADLINE_MS }, (err) => {
+    withoutCallerStack(() => engine.log(req, new grpc.Metadata(), { deadline: Date.now() + LOG_DEADLINE_MS }, (err) => {
       if (err && !ephemeral) progress(text); // not lost: the stack row still shows it
       resolve();
-    });
+    }));
   });
   const enqueue = (text: string, ephemeral: boolean) => {
     tail = tail.then(() => send(text, ephemeral));
@@ -56,7 +60,7 @@ export function rowLog(urn: string | undefined): RowLog {
     timer = undefined;
     if (latest === undefined) return;
     lastStatusAt = Date.now();
-    enqueue(latest, true);
+    enqueue(typeof latest === "string" ? latest : latest(), true);
     latest = undefined;
   };
   return {

@@ -26,6 +26,8 @@ function clip(s: string): string {
   return b.subarray(0, MESSAGE_LIMIT - 3).toString("utf8").replace(/\uFFFD$/, "") + "...";
 }
 
+const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+
 export class EventRecorder {
   private queue: Promise<void> = Promise.resolve();
   private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
@@ -77,13 +79,10 @@ export class EventRecorder {
     const prev = this.seen.get(key);
     if (prev) {
       try {
-        await this.c.core.patchNamespacedEvent({
-          name: prev.name, namespace: prev.namespace,
-          body: [
-            { op: "replace", path: "/count", value: prev.count + 1 },
-            { op: "replace", path: "/lastTimestamp", value: now.toISOString().replace(/\.\d+Z$/, "Z") },
-          ],
-        });
+        await this.c.objects.sendRaw("PATCH", `${eventsPath(prev.namespace)}/${encodeURIComponent(prev.name)}`, [
+          { op: "replace", path: "/count", value: prev.count + 1 },
+          { op: "replace", path: "/lastTimestamp", value: now.toISOString().replace(/\.\d+Z$/, "Z") },
+        ]);
         prev.count++;
         return;
       } catch (err) {
@@ -111,7 +110,8 @@ export class EventRecorder {
       reportingComponent: FIELD_MANAGER,
       reportingInstance: this.instance,
     };
-    await this.c.core.createNamespacedEvent({ namespace, body });
+    // The Event the API server answers with is not needed: dropped unread (two Events per node of a rollout).
+    await this.c.objects.sendRaw("POST", eventsPath(namespace), body);
     if (this.seen.size >= MAX_TRACKED) this.seen.delete(this.seen.keys().next().value!);
     this.seen.set(key, { name, namespace, count: 1 });
   }

@@ -113,7 +113,8 @@ export async function listTrimmedNodes(c: KubeClients): Promise<{ items: k8s.V1N
   return { items, metadata: { resourceVersion } };
 }
 
-const collator = new Intl.Collator();
+/** The order of machines by name (shared, so the Node watch orders as listMachines does). */
+export const collator = new Intl.Collator();
 /** Orders like `localeCompare`, without building a collator per comparison. */
 export const byMachineName = (a: Machine, b: Machine): number => collator.compare(a.name, b.name);
 
@@ -129,10 +130,14 @@ export async function listMachines(c: KubeClients): Promise<Machine[]> {
   }
 }
 
+/** The Node as the API server sent it (not client-node's models, which build every field of it first). */
+const readNode = async (c: KubeClients, name: string): Promise<k8s.V1Node> =>
+  (await c.objects.getRaw(`/api/v1/nodes/${encodeURIComponent(name)}`, {})) as k8s.V1Node;
+
 /** One machine by Node name; undefined if the Node does not exist. */
 export async function readMachine(c: KubeClients, name: string): Promise<Machine | undefined> {
   try {
-    return machineOf(await retryTransient(() => c.core.readNode({ name })));
+    return machineOf(await retryTransient(() => readNode(c, name)));
   } catch (err) {
     if (statusOf(err) === 404) return undefined;
     throw new KubeError(msg.listNodesFailed(apiMessage(err), statusOf(err)), statusOf(err));
@@ -187,13 +192,12 @@ async function ownedPatch(
 ): Promise<boolean> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const n = await retryTransient(() => c.core.readNode({ name: node }));
+      const n = await retryTransient(() => readNode(c, node));
       const ops = decide(n);
       if (!ops) return false;
-      await retryTransient(() => c.core.patchNode({
-        name: node,
-        body: [{ op: "test", path: "/metadata/resourceVersion", value: n.metadata?.resourceVersion }, ...ops],
-      }));
+      // The Node the API server answers with is not needed: dropped unread (issue 23: a cordon and an uncordon per node).
+      await retryTransient(() => c.objects.sendRaw("PATCH", `/api/v1/nodes/${encodeURIComponent(node)}`,
+        [{ op: "test", path: "/metadata/resourceVersion", value: n.metadata?.resourceVersion }, ...ops]));
       return true;
     } catch (err) {
       // A failed `test` (the Node changed since it was read): decide again on a fresh read.

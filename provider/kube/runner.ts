@@ -206,10 +206,13 @@ function jobError(op: string, ns: string, name: string, err: unknown): Error {
 const retryable = (err: unknown): boolean =>
   err instanceof KubeError ? Boolean((err as { transient?: boolean }).transient) : isTransient(err);
 
-/** One evaluation of the table above; undefined while the Job is still running. */
+/**
+ * One evaluation of the table above; undefined while the Job is still running. `created` is called once the Job this
+ * evaluation submitted is in (or the name was taken meanwhile).
+ */
 async function evaluate(
   c: KubeClients, check: HealthcheckJob, job: k8s.V1Job | undefined, pods: readonly k8s.V1Pod[] | undefined, ours: RunnerJobs, log: Log,
-  record: RecordEvent,
+  record: RecordEvent, created: () => void = () => undefined,
 ): Promise<CheckOutcome | undefined> {
   const { namespace, jobName } = check;
   const create = async () => {
@@ -220,6 +223,7 @@ async function evaluate(
       // Someone else's Job took the name meanwhile: its next event is not ours, so it is replaced then.
       if (!isAlreadyExists(err)) throw jobError("create", namespace, jobName, err);
     }
+    created();
   };
   if (!job) {
     await create();
@@ -262,7 +266,7 @@ async function evaluate(
     const fresh = await readJob(c, namespace, jobName);
     if (!fresh || fresh.metadata?.uid !== uid || fresh.metadata?.deletionTimestamp || !ours.owns(fresh)) return undefined;
     const pod = settlingPod(fresh, pods);
-    if (!pod) return evaluate(c, check, fresh, undefined, ours, log, record);
+    if (!pod) return evaluate(c, check, fresh, undefined, ours, log, record, created);
     ours.cleanUp(namespace, jobName, deleteRunner(c, namespace, jobName, uid, log), log);
     record({ object, reason: "HealthcheckPassed", message: msg.healthcheckPassedEvent(msg.passedByPod(pod.metadata?.name ?? "")) });
     return { state: "passed" };
@@ -378,10 +382,17 @@ export async function runCheck(
     let state = await observer.next().catch((err) => {
       throw jobError("list", namespace, jobName, err);
     });
+    /** The Job state a Job was created on (absent, someone else's, outdated): evaluated once, whatever the pods do. */
+    let createdOn: Observed<k8s.V1Job> | undefined;
     while (state && !stop.signal.aborted) {
       try {
-        const outcome = await evaluate(c, check, state.object, changes.pods, ours, opts.log, record);
-        if (outcome) return outcome;
+        // A change of the pods alone hands back the same Job state: after a create on it, the Job's own next event
+        // decides (evaluated again, each pod event before it POSTed the Job again: ~3 AlreadyExists per gate).
+        if (state !== createdOn) {
+          const seen = state;
+          const outcome = await evaluate(c, check, seen.object, changes.pods, ours, opts.log, record, () => (createdOn = seen));
+          if (outcome) return outcome;
+        }
         attempt = 0;
         state = await changes.next(state);
       } catch (err) {

@@ -10,6 +10,8 @@ type CreateConnection = (...args: unknown[]) => net.Socket | undefined;
 export class ByteCounter {
   /** Bytes of the sockets already closed. */
   private closed = 0;
+  /** Connections opened (each a TLS handshake on HTTPS). */
+  connections = 0;
   private readonly live = new Set<net.Socket>();
   private readonly attached = new WeakSet<http.Agent>();
 
@@ -47,6 +49,7 @@ export class ByteCounter {
   private track(socket: net.Socket): void {
     if (this.live.has(socket)) return;
     this.live.add(socket);
+    this.connections++;
     // A closed socket keeps its final count in bytesRead.
     socket.once("close", () => {
       if (this.live.delete(socket)) this.closed += socket.bytesRead;

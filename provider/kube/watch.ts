@@ -29,6 +29,12 @@ export interface ObserveOptions<T> {
    * kept and no new state is offered. Without it, every update is a new state.
    */
   same?: (held: T, next: T) => boolean;
+  /**
+   * The order of a state's objects (default: by namespace/name), over what never changes for an object (its namespace
+   * and name): the order is kept between states and sorted again only when an object comes or goes — at 1,000 Nodes,
+   * sorting on every update was most of what a Node event cost.
+   */
+  order?: (a: T, b: T) => number;
   log?: (line: string) => void;
 }
 
@@ -36,7 +42,7 @@ interface Meta {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
-/** One observed state of the selection: the objects, ordered by namespace/name. */
+/** One observed state of the selection: the objects, ordered by namespace/name (or the observer's `order`). */
 export interface ObservedSet<T> {
   objects: T[];
   /** Counts the changes seen (1 = the first list). */
@@ -100,6 +106,8 @@ export class Mailbox<T> {
 
 export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>> {
   private readonly objects = new Map<string, T>();
+  /** The keys of `objects` in the state's order; undefined once an object came or went (sorted again when needed). */
+  private ordered: string[] | undefined;
   private generation = 0;
   private readonly box = new Mailbox<ObservedSet<T>>();
   private stopped = false;
@@ -146,8 +154,11 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
   }
 
   private snapshot(): ObservedSet<T> {
-    const objects = [...this.objects.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
-    return { objects, generation: this.generation };
+    const order = this.o.order;
+    this.ordered ??= order
+      ? [...this.objects.entries()].sort(([, a], [, b]) => order(a, b)).map(([k]) => k)
+      : [...this.objects.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return { objects: this.ordered.map((k) => this.objects.get(k)!), generation: this.generation };
   }
 
   private keep(obj: T): T {
@@ -172,6 +183,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
           if (this.stopped) return;
           this.resourceVersion = list.metadata?.resourceVersion;
           this.objects.clear();
+          this.ordered = undefined;
           for (const item of list.items) if (this.selected(item)) this.objects.set(keyOf(item), this.keep(item));
           this.changed();
           attempt = 0;
@@ -261,11 +273,13 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
             const key = keyOf(obj);
             if (type === "DELETED" || !this.selected(obj as T)) {
               if (!this.objects.delete(key)) return; // never held: nothing changed for the consumer
+              this.ordered = undefined;
             } else {
               const held = this.objects.get(key);
               const kept = this.keep(obj as T);
               // The held object stays (its consumer may have derived something from it); only the version moves on.
               if (held !== undefined && this.o.same?.(held, kept)) return;
+              if (held === undefined) this.ordered = undefined;
               this.objects.set(key, kept);
             }
             this.changed();

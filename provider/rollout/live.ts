@@ -1,6 +1,7 @@
 // What a rollout shows while it runs (issue 22.4), PURE: which transitions are worth a permanent line, and the one
 // live line that replaces itself ("[3/12 25%] w-2: draining (wave 3/7)").
 import type { StatusEvent, UpgradeStatus } from "./status";
+import { countMachines } from "./machineList";
 import * as msg from "./messages";
 
 /**
@@ -18,7 +19,7 @@ export function isKeptTransition(e: StatusEvent): boolean {
 
 /** The live line of `s` at `now` (epoch ms). */
 export function liveLine(s: UpgradeStatus, now: number): string {
-  const done = s.machines.filter((m) => m.state === "done" || m.state === "skipped").length;
+  const done = countMachines(s.machines, (m) => m.state === "done" || m.state === "skipped");
   return msg.liveLine(done, s.machines.length, activity(s, now), s.wave, s.waves);
 }
 

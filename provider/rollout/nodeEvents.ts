@@ -3,16 +3,17 @@
 // which Event a transition gives; the run hands it to the port, which writes it best effort.
 import type { RolloutEvent } from "./ports";
 import type { StatusEvent, UpgradeStatus } from "./status";
+import { countMachines, machineNamed } from "./machineList";
 import * as msg from "./messages";
 
 export function nodeEventFor(e: StatusEvent, s: UpgradeStatus): RolloutEvent | undefined {
   if (e.type !== "NodeStarted" && e.type !== "NodeBack" && e.type !== "NodeFailed") return undefined;
-  const m = s.machines.find((x) => x.name === e.node);
+  const m = machineNamed(s.machines, e.node);
   if (!m) return undefined;
   const object = { kind: "Node" as const, name: e.node };
   switch (e.type) {
     case "NodeStarted": {
-      const n = s.machines.filter((x) => x.state !== "pending").length;
+      const n = countMachines(s.machines, (x) => x.state !== "pending");
       return { object, reason: msg.EVENT_STARTED, message: msg.eventStarted(s.cluster, m.from, m.to, n, s.machines.length) };
     }
     case "NodeBack":

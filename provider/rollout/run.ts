@@ -203,8 +203,11 @@ const CONFIRM_PROBE_MS = 5000;
  * nodes Talos could not answer for, so each is asked once per run.
  */
 async function confirmNotReady(ctx: RunContext, machines: Machine[], unconfirmed: Set<string>): Promise<Machine[]> {
+  const toConfirm = (m: Machine) => !m.ready && m.talosVersion !== undefined && sameVersion(m.talosVersion, ctx.opts.targetVersion);
+  // Usually none (read twice per wave, 1,000 machines at 1,000 nodes): the list as it is, without a promise per machine.
+  if (!machines.some(toConfirm)) return machines;
   return Promise.all(machines.map(async (m) => {
-    if (m.ready || m.talosVersion === undefined || !sameVersion(m.talosVersion, ctx.opts.targetVersion)) return m;
+    if (!toConfirm(m)) return m;
     if (!unconfirmed.has(m.name)) {
       try {
         return { ...m, talosVersion: await ctx.talos.version(m.address, { signal: AbortSignal.timeout(CONFIRM_PROBE_MS) }) };

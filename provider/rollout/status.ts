@@ -7,6 +7,7 @@ import type { Plan, RolloutMode } from "./plan";
 import * as msg from "./messages";
 import { outcomeDetail } from "./gate";
 import { recordTimeline } from "./timeline";
+import { countMachines, machineNamed, replaceMachine } from "./machineList";
 
 /** `Waiting`: an upgrade stopped at a closed maintenance window; the next run inside a window continues it. */
 export type Phase = "Upgrading" | "Done" | "Reverting" | "Failed" | "Waiting";
@@ -212,7 +213,7 @@ const iso = (at: number): string => new Date(at).toISOString();
 
 /** Machines still to converge (Omni's pendingMachines): pending, in flight or failed. */
 export function pendingCount(s: Pick<UpgradeStatus, "machines">): number {
-  return s.machines.filter((m) => m.state === "pending" || m.state === "upgrading" || m.state === "failed" || m.state === "set-aside").length;
+  return countMachines(s.machines, (m) => m.state === "pending" || m.state === "upgrading" || m.state === "failed" || m.state === "set-aside");
 }
 
 function statusLine(s: UpgradeStatus): string {
@@ -224,7 +225,8 @@ function statusLine(s: UpgradeStatus): string {
 
 function machineStep(s: UpgradeStatus): string {
   // A failed machine stays "current" (Omni keeps the upgrade lock of a machine whose upgrade failed).
-  const current = s.machines.filter((m) => m.state === "upgrading" || m.state === "failed");
+  const current: MachineStatus[] = [];
+  for (const m of s.machines) if (m.state === "upgrading" || m.state === "failed") current.push(m);
   if (!current.length) return msg.STEP_NO_MACHINES_UPGRADING;
   const notes = current.filter((m) => m.state === "upgrading" && m.note).map((m) => m.note!);
   return [msg.stepCurrentMachines(current.map((m) => m.name)), ...notes].join("; ");
@@ -249,7 +251,7 @@ function derive(s: UpgradeStatus): UpgradeStatus {
 }
 
 function updateMachine(s: UpgradeStatus, node: string, f: (m: MachineStatus) => MachineStatus): UpgradeStatus {
-  return { ...s, machines: s.machines.map((m) => (m.name === node ? f(m) : m)) };
+  return { ...s, machines: replaceMachine(s.machines, node, f) };
 }
 
 function upsertCheck(s: UpgradeStatus, id: string, f: (h: HealthcheckStatus) => HealthcheckStatus): UpgradeStatus {
@@ -464,14 +466,14 @@ export function transitionLine(e: StatusEvent, s: UpgradeStatus): string | undef
       return msg.progressWaveStarted(e.wave, s.waves, names, label);
     }
     case "NodeStarted": {
-      const m = s.machines.find((x) => x.name === e.node);
-      const n = s.machines.filter((x) => x.state !== "pending").length;
+      const m = machineNamed(s.machines, e.node);
+      const n = countMachines(s.machines, (x) => x.state !== "pending");
       return msg.progressNodeStarted(e.node, m?.from, m?.to ?? s.target, n, s.machines.length);
     }
     case "NodeStep":
       return e.step === "back" ? undefined : msg.progressNodeStep(e.node, e.step, e.detail);
     case "NodeBack": {
-      const m = s.machines.find((x) => x.name === e.node);
+      const m = machineNamed(s.machines, e.node);
       return msg.progressNodeBack(e.node, e.version, m?.durationMs);
     }
     case "NodeFailed":

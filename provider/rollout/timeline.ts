@@ -15,6 +15,7 @@
 // Older mirrors have neither field: readers treat both as absent (a report then shows totals only).
 
 import type { HealthcheckStatus, MachineStatus, StatusEvent, UpgradeStatus } from "./status";
+import { replaceMachine } from "./machineList";
 
 export const PHASE_LETTERS = ["g", "i", "d", "r", "b"] as const;
 export type PhaseLetter = (typeof PHASE_LETTERS)[number];
@@ -94,11 +95,11 @@ export function recordTimeline(s: UpgradeStatus, e: StatusEvent): UpgradeStatus 
       return mapMachines(s, (m) => (m.wave === e.wave && m.state === "pending" ? { ...m, marks: addMark(m.marks, "g", offset) } : m));
     case "NodeStarted":
       // A node started again (resumed in the same run) keeps only its gate mark.
-      return mapMachines(s, (m) => (m.name === e.node ? keepGate(m) : m));
+      return { ...s, machines: replaceMachine(s.machines, e.node, keepGate) };
     case "NodeStep": {
       const letter = STEP_LETTER[e.step];
       if (!letter) return s;
-      return mapMachines(s, (m) => (m.name === e.node ? { ...m, marks: addMark(m.marks, letter, offset) } : m));
+      return { ...s, machines: replaceMachine(s.machines, e.node, (m) => ({ ...m, marks: addMark(m.marks, letter, offset) })) };
     }
     case "GateHeld":
       return mapChecks(s, (h) => (h.state !== "PASSED" ? { ...h, holds: openHold(h.holds, offset) } : h));

@@ -1,10 +1,12 @@
 // The Talos machine API transport: one mTLS channel per talosconfig endpoint (certificate checks for IP endpoints),
 // the `node` header, per-call deadlines, failover between endpoints (a call resent only when it is idempotent or was
 // never sent), and grpc-js errors mapped to TalosError (with a TLS probe telling a refused certificate from an
-// endpoint that is down). The named calls (Version, Upgrade, Reboot, etcd, COSI…) are in client.ts.
+// endpoint that is down); calls capture no caller stack (callerStack.ts). The named calls (Version, Upgrade, Reboot,
+// etcd, COSI…) are in client.ts.
 import * as net from "node:net";
 import * as tls from "node:tls";
 import * as grpc from "@grpc/grpc-js";
+import { withoutCallerStack } from "../callerStack";
 import { classify, TalosError } from "./errors";
 import { msg } from "./messages";
 import { wire } from "./proto";
@@ -219,12 +221,12 @@ export class TalosTransport {
     if (opts?.signal?.aborted) return Promise.reject(new TalosError("ABORTED", msg.aborted(node), node));
     // Each endpoint tried gets the whole timeout: one that takes no packets must not eat the next one's time.
     return this.failover(node, op, a, (ch) => new Promise<Res>((resolve, reject) => {
-      const call = ch.client.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, req, this.meta(node), { deadline: this.deadline(opts) },
-        (err, res) => {
+      const call = withoutCallerStack(() => ch.client.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, req, this.meta(node),
+        { deadline: this.deadline(opts) }, (err, res) => {
           opts?.signal?.removeEventListener("abort", onAbort);
           if (err) reject(err);
           else resolve(res as Res);
-        });
+        }));
       const onAbort = () => call.cancel();
       opts?.signal?.addEventListener("abort", onAbort, { once: true });
     }), opts?.signal);
@@ -238,8 +240,8 @@ export class TalosTransport {
   serverStream<Req, Res>(node: string, op: string, m: MethodDef, req: Req, a: Attempt,
     o: { timeoutMs?: number; signal?: AbortSignal; onMessage: (r: Res) => void; onOpen?: (cancel: () => void) => void }): Promise<void> {
     return this.failover(node, op, a, (ch) => new Promise<void>((resolve, reject) => {
-      const call = ch.client.makeServerStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, req, this.meta(node),
-        o.timeoutMs !== undefined ? { deadline: new Date(Date.now() + o.timeoutMs) } : {});
+      const call = withoutCallerStack(() => ch.client.makeServerStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, req, this.meta(node),
+        o.timeoutMs !== undefined ? { deadline: new Date(Date.now() + o.timeoutMs) } : {}));
       let cancelled = false;
       const cancel = () => {
         cancelled = true;

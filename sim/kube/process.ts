@@ -25,6 +25,10 @@ export class LocalProcess {
 
   constructor(argv: string[], opts: { env: Record<string, string>; cwd: string; logFile: string }) {
     this.log = fs.createWriteStream(opts.logFile, { flags: "a" });
+    // The log is opened in the background: a pod deleted meanwhile (its directory removed) must not end the whole sim
+    // with an unhandled 'error' (a 1,000-node rollout bench lost its sim daemon so: ENOENT on check.log); the process
+    // and its in-memory tail go on without the file.
+    this.log.on("error", () => undefined);
     this.child = spawn(argv[0], argv.slice(1), { env: opts.env, cwd: opts.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const onData = (chunk: Buffer) => {
       this.log.write(chunk);

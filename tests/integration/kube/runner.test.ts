@@ -4,6 +4,7 @@
 // waits on a file gate, so "still running" is asserted while its pod is observed running, never after a sleep.
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
+import { createKubeApi } from "../../../provider/kube";
 import { eventually, freshNamespace, testControlPlane, waitForJob } from "../../support/kube";
 import { delay, fileGate, harness, Harness, healthcheck, tracked } from "./helpers";
 
@@ -48,6 +49,22 @@ describe("integration: kube port — healthcheck runner", function () {
     // A pass returns before its Job's deletion ends (runner.ts): deleted right after.
     await eventually("the passed Job to be deleted", () => jobGone(h.batch, ns, check.jobName), 30000);
     await noRunnerPods(h, ns, check.jobName);
+  });
+
+  it("a check POSTs its Job once: the pod events that come before the Job's own do not create it again", async () => {
+    const cp = await testControlPlane();
+    const ns = await freshNamespace(cp, "run");
+    // A port of its own, without Events (also POSTs): its POSTs are the runner's Job creations.
+    const kube = createKubeApi(cp.kubeconfig, { runnerEvents: false });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const before = kube.stats().byMethod.POST ?? 0;
+        assert.deepEqual(await kube.runCheck(healthcheck(ns, "once")), { state: "passed" });
+        assert.equal((kube.stats().byMethod.POST ?? 0) - before, 1, `run ${i + 1}: one Job created`);
+      }
+    } finally {
+      await kube.close();
+    }
   });
 
   it("a failing check: the last failed container's termination message is the reason; Job and pods are deleted", async () => {

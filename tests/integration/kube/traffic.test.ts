@@ -64,6 +64,24 @@ describe("integration: kube port — bytes read from the API server", function (
     assert.ok(c.stats().bytesRead - before >= read, "the closed watch's bytes are kept");
   });
 
+  it("watches go out on the requests' keep-alive agent: a watch after a request opens no connection of its own", async () => {
+    const { c, ns } = await setup();
+    await c.core.listNamespacedConfigMap({ namespace: ns });
+    const opened = c.stats().connections;
+    assert.ok(opened >= 1, "the request opened a connection");
+    // Three watches one after the other, each ended by the API server (timeoutSeconds): each takes the free keep-alive
+    // socket and hands it back. With an agent per watch (client-node's Watch), each was a new TLS connection.
+    for (let i = 0; i < 3; i++) {
+      let done!: (err: unknown) => void;
+      const ended = new Promise<unknown>((r) => (done = r));
+      await c.watch(`/api/v1/namespaces/${ns}/configmaps`, { timeoutSeconds: 1 }, () => undefined, (err) => done(err));
+      assert.equal(await ended, null, "the watch ended cleanly at its timeout");
+      await new Promise((r) => setImmediate(r));
+    }
+    await c.core.listNamespacedConfigMap({ namespace: ns });
+    assert.equal(c.stats().connections, opened, `${c.stats().connections - opened} connection(s) opened for 3 watches and a request`);
+  });
+
   it("the status mirror stores the port's requests, watches and bytes read beside the status, which reads back as written", async () => {
     const cp = await testControlPlane();
     const kube = createKubeApi(cp.kubeconfig);

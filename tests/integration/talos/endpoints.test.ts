@@ -126,6 +126,27 @@ describe("talos: several endpoints (one apid per control plane) and failover", f
     }
   });
 
+  it("a failed call neither captures nor formats its caller's stack (a rebooting node's polls fail by the thousand)", async () => {
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const a = api(withEndpoints(sim.talosconfig(), [`127.0.0.1:${port}`]), { probeTimeoutMs: 800 });
+    // Every stack formatted meanwhile, frame by frame (under Pulumi, source-map-support formats each one).
+    const files: string[] = [];
+    const previous = Error.prepareStackTrace;
+    Error.prepareStackTrace = (err, frames) => {
+      for (const f of frames) files.push(String(f.getFileName()));
+      return previous ? previous(err, frames) : [String(err), ...frames.map((f) => `    at ${f}`)].join("\n");
+    };
+    try {
+      await rejectsWith(a.client.version("10.5.0.5", { timeoutMs: 800 }), "UNAVAILABLE");
+    } finally {
+      Error.prepareStackTrace = previous;
+    }
+    assert.deepEqual(files.filter((f) => /provider\/talos\/(transport|client)\.js$/.test(f)), [], "no frame of the caller was formatted");
+  });
+
   it("an endpoint whose certificate cannot be verified is skipped; only when every endpoint fails so is it CERTIFICATE", async () => {
     const foreign = await TalosNodeSim.start({ nodes: [spec("cp-1", 2, "v1.12.3", "controlplane")], foreignServerCert: true, timing: FAST });
     try {

@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { writePrivateFile } from "../../../sim/files";
 import { expand } from "../../../sim/kube/containerenv";
 import { normalizeImage, pullBackoffMs, pullFailure } from "../../../sim/kube/images";
+import { LocalProcess } from "../../../sim/kube/process";
 import { logTail, terminationMessage } from "../../../sim/kube/termination";
 
 describe("unit: kube sim helpers", () => {
@@ -32,6 +33,14 @@ describe("unit: kube sim helpers", () => {
     fs.writeFileSync(file, "y".repeat(5000));
     assert.equal(terminationMessage({ policy: "FallbackToLogsOnError", messageFile: file, exitCode: 1, logs }).length, 4096);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a container whose log file cannot be opened (its pod's directory removed) still runs and exits; the sim goes on", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gone-"));
+    fs.rmSync(dir, { recursive: true });
+    const proc = new LocalProcess(["sh", "-c", "echo hi; exit 3"], { env: { PATH: process.env.PATH ?? "" }, cwd: os.tmpdir(), logFile: path.join(dir, "check.log") });
+    assert.equal((await proc.exited).exitCode, 3);
+    await new Promise((r) => setTimeout(r, 50)); // the stream's failed open has been reported by now
   });
 
   it("expands $(VAR) like Kubernetes", () => {
