@@ -2,9 +2,9 @@
 # The whole test suite: unit (pure), integration (real control plane + sim), e2e (real pulumi CLI).
 # Pass globs to run a subset in one process, e.g.
 #   bash scripts/with-tools.sh --build bash scripts/test.sh 'dist/tests/unit/**/*.test.js'
-# or `--group a|b|c` for one group of the full run.
+# or `--group a|b|c|d` for one group of the full run.
 #
-# The full run is three groups run at once, each a mocha process with its own control planes and sims, files in a
+# The full run is four groups run at once, each a mocha process with its own control planes and sims, files in a
 # fixed (sorted) order. On 2 cores the run is close to CPU-bound: less CPU per file is what makes it faster. Where the
 # cgroup v1 cpuacct controller is writable, each group runs in a cgroup of its own and the table shows each file's CPU
 # seconds (every process it started included), which stay comparable under other load. Each group's log is printed whole when it ends (live in
@@ -33,13 +33,14 @@ if [ $# -eq 0 ] || [ "$1" = "--group" ] || [ "$1" = "--half" ]; then
   fi
 fi
 
-# The groups of the full run, run at once: TALOS_GATE_TEST_GROUPS of them (default 3), balanced by tests/support/groups.ts
+# The groups of the full run, run at once: TALOS_GATE_TEST_GROUPS of them (default 4), balanced by tests/support/groups.ts
 # from each file's wall time in the last measured run (tests/timings.json; a new file counts as 20 s until the next
 # `TALOS_GATE_TEST_UPDATE_TIMINGS=1 npm test` writes the table again). On 2 cores the run is close to CPU-bound, so
-# less CPU per file is what makes it faster. Three, not two: with two, a quarter of the 2 cores sat idle while both
-# waited on reboots, Jobs and the Pulumi engine. Four finished sooner once (496 s) but starved the timing-bound Talos
-# and watch tests into failures.
-GROUP_COUNT="${TALOS_GATE_TEST_GROUPS:-3}"
+# less CPU per file is what makes it faster; more groups fill the cores while others wait on reboots, Jobs and the
+# Pulumi engine. Two left a quarter of the cores idle. Four once starved the timing-bound Talos and watch tests into
+# failures; since those wait on events, and resets and sims cost less, clean-clone runs at 94568c8 took 621 s with
+# three groups and 527 s with four (848 CPU-s, 0 failures, no reset given up).
+GROUP_COUNT="${TALOS_GATE_TEST_GROUPS:-4}"
 mapfile -t all_files < <(find dist/tests -name '*.test.js' | sort)
 declare -A GROUP_FILES=()
 while read -r g f; do GROUP_FILES[$g]+="$f "; done < <(node dist/tests/support/groups.js "$GROUP_COUNT" "${all_files[@]}")
