@@ -72,8 +72,6 @@ export type KubernetesRunOptions = Pick<RunOptions,
   talosRange: TalosKubernetesRange;
 };
 
-export { kubernetesStatusKey };
-
 /**
  * The Kubernetes port for this run: its status under its own key, and no Node Events (the Talos rollout's Events say
  * "TalosUpgrade"; a unit is not a node).
