@@ -33,13 +33,15 @@ if [ $# -eq 0 ] || [ "$1" = "--group" ] || [ "$1" = "--half" ]; then
   fi
 fi
 
-# The groups of the full run, run at once: TALOS_GATE_TEST_GROUPS of them (default 4), balanced by tests/support/groups.ts
-# from each file's wall time in the last measured run (tests/timings.json; a new file counts as 20 s until the next
-# `TALOS_GATE_TEST_UPDATE_TIMINGS=1 npm test` writes the table again). On 2 cores the run is close to CPU-bound, so
-# less CPU per file is what makes it faster; more groups fill the cores while others wait on reboots, Jobs and the
-# Pulumi engine. Two left a quarter of the cores idle. Four once starved the timing-bound Talos and watch tests into
-# failures; since those wait on events, and resets and sims cost less, clean-clone runs at 94568c8 took 621 s with
-# three groups and 527 s with four (848 CPU-s, 0 failures, no reset given up).
+# The full run: TALOS_GATE_TEST_GROUPS workers at once (default 4; letters a, b, …), each a Node process
+# (tests/support/worker.ts) that takes the next file from one queue, runs it and takes another, with its own control
+# planes and sims. The queue is every file, longest first by its wall time in the last measured run
+# (tests/timings.json; a new file counts as 20 s until the next `TALOS_GATE_TEST_UPDATE_TIMINGS=1 npm test` writes the
+# table again): the long e2e files start at once and the short ones fill in at the end, so the workers end within
+# about one short file of each other. Fixed groups (longest first onto the least loaded, files sorted within a group)
+# ended up to ~110 s apart on a loaded machine, a core idle for the tail. On 2 cores the run is close to CPU-bound, so
+# less CPU per file is what makes it faster; more workers fill the cores while others wait on reboots, Jobs and the
+# Pulumi engine. `--group X` runs one of the fixed groups (tests/support/groups.ts) in one worker.
 GROUP_COUNT="${TALOS_GATE_TEST_GROUPS:-4}"
 mapfile -t all_files < <(find dist/tests -name '*.test.js' | sort)
 declare -A GROUP_FILES=()
@@ -78,28 +80,34 @@ if [ $# -gt 0 ] && [ "$1" != "--group" ] && [ "$1" != "--half" ]; then
 fi
 
 mapfile -t groups < <(printf '%s\n' "${!GROUP_FILES[@]}" | sort)
+logs="${TALOS_GATE_TEST_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/talos-gate-test.XXXXXX")}"
+mkdir -p "$logs"
+rm -rf "$logs/queue" "$logs/queue.claims"
 if [ "${1:-}" = "--group" ] || [ "${1:-}" = "--half" ]; then
   [ -n "${2:-}" ] && [ -n "${GROUP_FILES[$2]:-}" ] || { echo "test.sh: --group takes one of: ${groups[*]}" >&2; exit 2; }
   groups=("$2")
+  printf '%s\n' ${GROUP_FILES[$2]} > "$logs/queue"
+else
+  node dist/tests/support/groups.js --queue "${all_files[@]}" > "$logs/queue"
 fi
-logs="${TALOS_GATE_TEST_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/talos-gate-test.XXXXXX")}"
-mkdir -p "$logs"
-echo "test.sh: running ${#groups[@]} group(s) at once (${groups[*]}); live logs in $logs"
+echo "test.sh: ${#groups[@]} worker(s) at once (${groups[*]}) on a queue of $(wc -l < "$logs/queue") files; live logs in $logs"
 declare -A pids
 for h in "${groups[@]}"; do
-  read -r -a files <<< "${GROUP_FILES[$h]}"
   rm -f "$logs/$h.json"
-  TALOS_GATE_TEST_SUMMARY="$logs/$h.json" with_cpuacct "$h" mocha --sort "${files[@]}" >"$logs/$h.log" 2>&1 &
+  TALOS_GATE_TEST_SUMMARY="$logs/$h.json" with_cpuacct "$h" node dist/tests/support/worker.js "$logs/queue" >"$logs/$h.log" 2>&1 &
   pids[$h]=$!
 done
 summaries=()
+worker_failed=0
 for h in "${groups[@]}"; do
   rc=0; wait "${pids[$h]}" || rc=$?
-  echo; echo "==================== group $h (exit $rc) ===================="
+  [ $rc -eq 0 ] || worker_failed=1
+  echo; echo "==================== worker $h (exit $rc) ===================="
   cat "$logs/$h.log"
   summaries+=("$h=$logs/$h.json")
 done
 echo; echo "==================== whole run ===================="
 rc=0; node dist/tests/support/summary.js "${summaries[@]}" || rc=$?
+[ $worker_failed -eq 0 ] || { [ $rc -ne 0 ] || echo "test.sh: FAILED: a worker exited non-zero (its log is above)"; rc=1; }
 echo "test time: $(( $(date +%s) - start ))s"
 exit $rc

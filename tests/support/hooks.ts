@@ -1,8 +1,9 @@
 // Mocha root hooks: each file's fixtures are stopped after that file's last top-level suite (after the file's own
-// `after` hooks), the shared ones at the end of the run.
+// `after` hooks), the shared ones at the end of the run. A worker of the full run (tests/support/worker.ts) runs one
+// file per mocha run and stops the shared ones itself after its last file: it takes `fileHooks` only.
 import { fileStarted, stopFileFixtures, stopRunFixtures } from "./fixtures";
 
-export const mochaHooks = {
+export const fileHooks = {
   beforeAll(this: Mocha.Context) {
     const suites = this.test?.parent?.suites ?? [];
     const firstOfFile = new Map<string, Mocha.Suite>();
@@ -25,6 +26,15 @@ export const mochaHooks = {
       });
     }
   },
+  async afterAll(this: Mocha.Context) {
+    this.timeout(60000);
+    await stopFileFixtures();
+  },
+};
+
+/** `mocha --require dist/tests/support/hooks.js` (a run of some files in one process): the shared fixtures end with it. */
+export const mochaHooks = {
+  beforeAll: fileHooks.beforeAll,
   async afterAll(this: Mocha.Context) {
     this.timeout(60000);
     await stopFileFixtures();

@@ -18,14 +18,35 @@ function cpuMs(): number | undefined {
   }
 }
 
+/** Every run's counts and timings in this process: one mocha run, or each file a worker ran (tests/support/worker.ts). */
+const collected: RunSummary = { passed: 0, failed: 0, skipped: 0, files: [], slowest: [] };
+
+/**
+ * Prints the table and the closing line of every run this process made, and writes them to TALOS_GATE_TEST_SUMMARY.
+ * `unreported`: failures mocha counted that no test or hook reported (a file without tests under --fail-zero).
+ * Returns the number of failures.
+ */
+function finishSummary(unreported = 0): number {
+  collected.failed += unreported;
+  const summary: RunSummary = { ...collected, slowest: [...collected.slowest].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST) };
+  const out = process.env.TALOS_GATE_TEST_SUMMARY;
+  if (out) fs.writeFileSync(out, JSON.stringify(summary));
+  process.stdout.write(formatTimings(summary));
+  process.stdout.write(`\n${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped\n`);
+  return summary.failed;
+}
+
+/** reporterOption `deferSummary`: a worker prints the summary once, after its last file (finishSummary). */
 class SpecWithSummary extends Mocha.reporters.Spec {
-  constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
+  static finishSummary = finishSummary;
+  static failedSoFar = () => collected.failed;
+
+  constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions & { reporterOption?: { deferSummary?: boolean } }) {
     super(runner, options);
+    const deferSummary = options?.reporterOption?.deferSummary === true;
     const c = Mocha.Runner.constants;
-    let passed = 0, failed = 0, skipped = 0;
     // A file's time runs from its first top-level suite's start to its last one's end, hooks included.
     const files = new Map<string, { ms: number; tests: number; since?: number; cpuMs?: number; cpuSince?: number }>();
-    const tests: RunSummary["slowest"] = [];
     const fileOf = (s: Mocha.Suite | Mocha.Runnable) => sourceName(s.file);
     runner.on(c.EVENT_SUITE_BEGIN, (s: Mocha.Suite) => {
       if (!s.parent?.root) return;
@@ -43,21 +64,14 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     const counted = (t: Mocha.Test) => {
       const f = files.get(fileOf(t));
       if (f) f.tests++;
-      tests.push({ title: t.fullTitle(), file: fileOf(t), ms: t.duration ?? 0 });
+      collected.slowest.push({ title: t.fullTitle(), file: fileOf(t), ms: t.duration ?? 0 });
     };
-    runner.on(c.EVENT_TEST_PASS, (t: Mocha.Test) => { passed++; counted(t); });
-    runner.on(c.EVENT_TEST_FAIL, (t: Mocha.Test) => { failed++; if (t.type === "test") counted(t); });
-    runner.on(c.EVENT_TEST_PENDING, () => skipped++);
+    runner.on(c.EVENT_TEST_PASS, (t: Mocha.Test) => { collected.passed++; counted(t); });
+    runner.on(c.EVENT_TEST_FAIL, (t: Mocha.Test) => { collected.failed++; if (t.type === "test") counted(t); });
+    runner.on(c.EVENT_TEST_PENDING, () => collected.skipped++);
     runner.once(c.EVENT_RUN_END, () => {
-      const summary: RunSummary = {
-        passed, failed, skipped,
-        files: [...files].map(([file, f]) => ({ file, ms: f.ms, tests: f.tests, cpuMs: f.cpuMs })),
-        slowest: tests.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST),
-      };
-      const out = process.env.TALOS_GATE_TEST_SUMMARY;
-      if (out) fs.writeFileSync(out, JSON.stringify(summary));
-      process.stdout.write(formatTimings(summary));
-      process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+      collected.files.push(...[...files].map(([file, f]) => ({ file, ms: f.ms, tests: f.tests, cpuMs: f.cpuMs })));
+      if (!deferSummary) finishSummary();
     });
   }
 }

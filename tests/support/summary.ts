@@ -37,7 +37,7 @@ function main(args: string[]): number {
     total.slowest.push(...group.slowest);
   }
   process.stdout.write(formatTimings(total));
-  for (const name of lost) process.stdout.write(`\ngroup ${name} wrote no summary: it crashed or was killed (its log is above)\n`);
+  for (const name of lost) process.stdout.write(`\nworker ${name} wrote no summary: it crashed or was killed (its log is above)\n`);
   if (process.env.TALOS_GATE_TEST_UPDATE_TIMINGS === "1" && lost.length === 0 && total.failed === 0) writeTimings(total);
   process.stdout.write(`\n${total.passed} passed, ${total.failed + lost.length} failed, ${total.skipped} skipped\n`);
   return total.failed + lost.length > 0 ? 1 : 0;

@@ -1,10 +1,18 @@
-// The full run's groups (tests/support/groups.ts): balanced from measured times, every file once, the same every time.
+// The full run's queue and fixed groups (tests/support/groups.ts): from measured times, every file once, the same every time.
 import assert from "node:assert/strict";
-import { NEW_FILE_SECONDS, planGroups, sourceOf } from "../../support/groups";
+import { NEW_FILE_SECONDS, planGroups, queueOrder, sourceOf } from "../../support/groups";
 
 const file = (name: string) => `dist/tests/${name}.test.js`;
 
-describe("unit: the full run's groups", () => {
+describe("unit: the full run's queue and groups", () => {
+  it("queues every file once, longest first, an unmeasured one as NEW_FILE_SECONDS, ties in name order", () => {
+    const files = ["b", "new", "a", "short", "long"].map(file);
+    const timings = { [sourceOf(file("long"))]: { wall: 300 }, [sourceOf(file("a"))]: { wall: 30 }, [sourceOf(file("b"))]: { wall: 30 },
+      [sourceOf(file("short"))]: { wall: NEW_FILE_SECONDS - 1 } };
+    assert.deepEqual(queueOrder(files, timings), ["long", "a", "b", "new", "short"].map(file));
+    assert.deepEqual(queueOrder([...files].reverse(), timings), queueOrder(files, timings));
+  });
+
   it("puts each file in exactly one group, longest first on the least loaded group", () => {
     const files = ["a", "b", "c", "d", "e"].map(file);
     const timings = { [sourceOf(file("a"))]: { wall: 100 }, [sourceOf(file("b"))]: { wall: 60 }, [sourceOf(file("c"))]: { wall: 50 },
