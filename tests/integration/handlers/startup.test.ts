@@ -6,6 +6,7 @@ import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { packageRoot } from "../../../provider/package";
+import { bundledNames } from "../../../scripts/bundle";
 
 describe("handlers: what a provider start loads", () => {
   it("the handlers' entry loads neither a Kubernetes client nor grpc-js", () => {
@@ -15,5 +16,16 @@ describe("handlers: what a provider start loads", () => {
     assert.ok(loaded.some((f) => f.endsWith(path.join("provider", "handlers", "registry.js"))), "the handlers were loaded");
     const heavy = loaded.filter((f) => /vendor[\\/]client-node\.js$|@kubernetes[\\/]client-node|@grpc[\\/]grpc-js[\\/]build[\\/]src[\\/]index\.js$/.test(f));
     assert.deepEqual(heavy.map((f) => path.relative(packageRoot, f)), []);
+  });
+
+  it("the client-node bundle exports exactly what provider/kube/k8s.ts takes from it: every value defined, no other API group", () => {
+    const k8s = path.join(packageRoot, "dist", "provider", "kube", "k8s.js");
+    const bundle = path.join(packageRoot, "dist", "vendor", "client-node.js");
+    const script = `const k = require(${JSON.stringify(k8s)}); const b = require(${JSON.stringify(bundle)});
+      process.stdout.write(JSON.stringify({ undefinedInK8s: Object.keys(k).filter((n) => k[n] === undefined), bundle: Object.keys(b).sort() }));`;
+    const { undefinedInK8s, bundle: exported } = JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as { undefinedInK8s: string[]; bundle: string[] };
+    assert.deepEqual(undefinedInK8s, [], "every value k8s.ts exports comes from the bundle");
+    assert.deepEqual(exported, bundledNames(), "the bundle's exports are k8s.ts's lib.<name> uses");
+    assert.ok(!exported.includes("AppsV1Api") && exported.includes("CoreV1Api"));
   });
 });
