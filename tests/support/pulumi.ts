@@ -7,6 +7,17 @@ import { EngineEvent, LocalWorkspace, OutputMap, PulumiCommand, PulumiFn, Stack,
 import { devToolPath, packageRoot, toolsBin } from "../../sim/tools";
 import { onFileEnd } from "./fixtures";
 
+/**
+ * Every Pulumi runtime client in this process gets its own subchannels. An inline program's runtime never closes its
+ * run's monitor and engine clients (@pulumi/pulumi 3.276.0 runtime/settings.js: `disconnectSync` closes the
+ * module-level ones, an Automation API run uses `store.settings.monitor`/`engine`), and grpc-js shares a subchannel
+ * between channels of equal address, options and credentials (insecure ones are all equal). A run whose CLI went away
+ * under an RPC (Ctrl-C, a killed provider) leaves its channel retrying the dead port, its subchannel in backoff; a
+ * later run whose CLI binds that port got that subchannel, and its first RPCs failed at once with `14 UNAVAILABLE: No
+ * connection established. Last error: null`, which the inline language server reports instead of the program's error.
+ */
+(require("@pulumi/pulumi/runtime/settings") as { grpcClientOptions: Record<string, unknown> }).grpcClientOptions["grpc.use_local_subchannel_pool"] = 1;
+
 export interface PulumiEnv {
   dir: string;
   envVars: Record<string, string>;
