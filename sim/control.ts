@@ -24,7 +24,9 @@ const RecoverRequest = z.object({ node: z.string().min(1) });
 /** Node name → its faults, and the answer to a change. */
 const FaultsAnswer = z.object({ nodes: z.record(z.string(), z.array(z.string())) });
 const ChangeAnswer = z.object({ node: z.string(), faults: z.array(z.string()) });
-const NodeTimesAnswer = z.object({ ms: z.array(z.number()) });
+/** Each upgrade a node went through: its first upgrade call (epoch ms) and how long until it booted again. */
+const NodeTimesAnswer = z.object({ spans: z.array(z.object({ node: z.string(), at: z.number(), ms: z.number() })) });
+export type NodeSpan = z.infer<typeof NodeTimesAnswer>["spans"][number];
 const ErrorAnswer = z.object({ error: z.string() });
 
 /** Bodies above this are refused: the requests are a node name and a fault. */
@@ -77,7 +79,7 @@ export async function startControlServer(sim: TalosNodeSim): Promise<ControlServ
       return applyFault(sim, r.node, parseFault(r.fault));
     }
     if (route === "POST /recover") return recoverNode(sim, parse(RecoverRequest, await readBody(req)).node);
-    if (route === "GET /node-times") return { ms: sim.nodes().flatMap((n) => n.upgradeTimes) };
+    if (route === "GET /node-times") return { spans: sim.nodes().flatMap((n) => n.upgradeTimes.map((t) => ({ node: n.name, ...t }))) };
     throw new HttpError(404, simMsg.notFound(route));
   };
   const server = http.createServer((req, res) => {
@@ -134,5 +136,7 @@ export const control = {
   setFault: (at: ControlAddress, node: string, fault: string) => call(at, "POST", "/fault", ChangeAnswer, { node, fault }),
   recover: (at: ControlAddress, node: string) => call(at, "POST", "/recover", ChangeAnswer, { node }),
   /** Every node's own time per upgrade so far (first upgrade call → booted again), in ms (the rollout bench). */
-  nodeTimes: (at: ControlAddress) => call(at, "GET", "/node-times", NodeTimesAnswer).then((r) => r.ms),
+  nodeTimes: (at: ControlAddress) => call(at, "GET", "/node-times", NodeTimesAnswer).then((r) => r.spans.map((s) => s.ms)),
+  /** The same with each span's node and start (epoch ms): the rollout bench groups them into the rollout's waves. */
+  nodeSpans: (at: ControlAddress) => call(at, "GET", "/node-times", NodeTimesAnswer).then((r) => r.spans),
 };

@@ -317,9 +317,10 @@ export class SimNode {
 
   /**
    * This node's own time per upgrade: its first upgrade call (Pull / legacy Upgrade) → booted again, in ms. What the
-   * rollout bench subtracts as node time (measured, so a sim slowed by load is not counted as talos-gate's).
+   * rollout bench subtracts as node time (measured, so a sim slowed by load is not counted as talos-gate's). `at` is
+   * the call's epoch ms, so the bench can place each span in the rollout's waves and timeline.
    */
-  readonly upgradeTimes: number[] = [];
+  readonly upgradeTimes: Array<{ at: number; ms: number }> = [];
   private upgradeCallAt: number | undefined;
 
   /** ImageService.Pull: progress, then the digest-pinned name. */
@@ -412,7 +413,7 @@ export class SimNode {
     this._version = version;
     this._bootId = uuid();
     this._bootedAt = Date.now();
-    if (this.upgradeCallAt !== undefined) this.upgradeTimes.push(this._bootedAt - this.upgradeCallAt);
+    if (this.upgradeCallAt !== undefined) this.upgradeTimes.push({ at: this.upgradeCallAt, ms: this._bootedAt - this.upgradeCallAt });
     this.upgradeCallAt = undefined;
     this.buffer = undefined;
     this.staged = undefined;

@@ -100,11 +100,16 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
   it("reports each node's own time per upgrade, first upgrade call → booted again (what the rollout bench subtracts)", async () => {
     assert.deepEqual(await control.nodeTimes(server), [], "reboots without an upgrade call are not upgrades");
     const back = new Promise<void>((r) => sim.once("up", () => r()));
+    const called = Date.now();
     await sim.node("w-1").legacyUpgrade({ image: "ghcr.io/siderolabs/installer:v1.13.1", stage: false });
     await back;
     const times = await control.nodeTimes(server);
     assert.equal(times.length, 1);
     assert.ok(times[0] >= 50, `${times[0]} ms covers the node's 50 ms down time`);
+    // With its node and start, so the bench can place each span in the rollout's waves.
+    const [span, ...more] = await control.nodeSpans(server);
+    assert.deepEqual([span.node, span.ms, more.length], ["w-1", times[0], 0]);
+    assert.ok(span.at >= called && span.at + span.ms <= Date.now(), `the span starts at the call (${span.at - called} ms after it) and has ended`);
   });
 
   it("refuses bad requests with what it expected", async () => {
