@@ -117,6 +117,33 @@ export class RunContext {
     wake.abort();
   }
 
+  /**
+   * Resolves at the first change of `name`'s Ready or version on the Node watch after the call, or when `signal` aborts;
+   * without a watch only at the abort (the caller polls anyway). A hint for the Talos wait (UpgradeNodeOptions.nodeChanged).
+   */
+  async machineChanged(name: string, signal: AbortSignal): Promise<void> {
+    const nodes = this.nodes;
+    const aborted = () => new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    if (!nodes || nodes.failed) return aborted();
+    const key = (ms: Machine[] | undefined) => {
+      const m = ms?.find((x) => x.name === name);
+      return `${m?.ready}/${m?.talosVersion}`;
+    };
+    let since = nodes.generation;
+    const before = key(await nodes.machines().catch(() => undefined));
+    for (;;) {
+      await nodes.changed(since, signal);
+      if (signal.aborted) return;
+      // No new generation: the watch stopped or failed, so no change will come (and waking now would poll in a loop).
+      if (nodes.generation === since) return aborted();
+      since = nodes.generation;
+      if (key(await nodes.machines().catch(() => undefined)) !== before) return;
+    }
+  }
+
   /** Stops the Node watch (end of run). */
   stopWatching(): void {
     this.nodes?.stop();

@@ -62,6 +62,9 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
         stepped(step);
         void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step, ...(detail !== undefined ? { detail } : {}) });
       },
+      // The Node watch the run already has: the Talos wait looks at once when the node's Node changes (a kubelet
+      // reporting the new boot), instead of at its next poll, up to a second later (issue 23.2).
+      nodeChanged: (signal) => ctx.machineChanged(machine.name, signal),
     });
     if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
     // Only our own cordon (our drain, on both paths) is lifted; an administrator's stays. Talos lifts only its own at

@@ -279,6 +279,12 @@ export interface UpgradeNodeOptions {
    */
   beforeReboot?: (info: { installed: boolean }) => Promise<void>;
   onStep?: (step: NodeUpgradeStep, detail?: string) => void;
+  /**
+   * Resolves at the first change of the node's Kubernetes Node (its Ready or version) after the call, or when `signal`
+   * aborts. While the node reboots, each pause between looks is cut short by it: the wait looks at once when the Node
+   * changes instead of at its next poll. Only a hint: the new boot id and version on Talos still decide.
+   */
+  nodeChanged?: (signal: AbortSignal) => Promise<void>;
 }
 
 export interface UpgradeNodeResult {

@@ -24,6 +24,8 @@ export interface UpgradeTuning {
    * to this, so a quick reboot is seen at once while a long one is still probed only once per interval.
    */
   pollIntervalMs?: number;
+  /** The first of those pauses, default 100 ms (never longer than `pollIntervalMs`). */
+  firstPollMs?: number;
   /** Deadline of each probe (Read boot id / Version), default 5 s. */
   probeTimeoutMs?: number;
   /** Longest pause between attempts of an action Talos refused for now (upgrade mutex, ...), default 10 s. */
@@ -170,6 +172,7 @@ interface NodeUpgrade {
   signal?: AbortSignal;
   step: NonNullable<UpgradeNodeOptions["onStep"]>;
   pollMs: number;
+  firstPollMs: number;
   probeMs: number;
   refusalMaxMs: number;
   leakyFirstMs: number;
@@ -182,6 +185,7 @@ function nodeUpgrade(client: TalosClient, node: string, opts: UpgradeNodeOptions
     target: targetVersion(opts.image, opts.targetVersion),
     step: opts.onStep ?? (() => undefined),
     pollMs: tuning.pollIntervalMs ?? 1000,
+    firstPollMs: Math.min(tuning.firstPollMs ?? FIRST_POLL_MS, tuning.pollIntervalMs ?? 1000),
     probeMs: tuning.probeTimeoutMs ?? 5000,
     refusalMaxMs: tuning.refusalRetryMaxMs ?? 10000,
     leakyFirstMs: tuning.leakyRefusalRetryFirstMs ?? LEAKY_REFUSAL_RETRY_FIRST_MS,
@@ -284,7 +288,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       return true;
     }, (detail, unanswered) => (last = afterFailedLook(last, detail, unanswered)), () => {
       throw waitTimeoutError(facts, last, lostAnswer, opts.nodeTimeoutMs);
-    });
+    }, opts.nodeChanged);
     step("back", target);
     return { path, fromVersion: from, toVersion: target, oldBootId, newBootId };
   } finally {
@@ -368,7 +372,8 @@ async function sendAction<T>(u: NodeUpgrade, action: string, send: () => Promise
 /**
  * Calls `probe` until it returns true; retryable errors (node down) are waited out until `deadline`, other errors
  * are thrown. `onDown` sees each retryable error (and whether it was a look that got no answer in time); `onTimeout`
- * throws the timeout error.
+ * throws the timeout error. `wake` (the caller's `nodeChanged`) cuts a pause short: asked before each look, so a change
+ * that lands while the look is in flight still counts.
  */
 async function pollUntil(
   u: NodeUpgrade,
@@ -376,6 +381,7 @@ async function pollUntil(
   probe: (o: { signal?: AbortSignal; timeoutMs: number }) => Promise<boolean>,
   onDown?: (detail: string, unanswered: boolean) => void,
   onTimeout?: () => never,
+  wake?: (signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
   const { node, target, opts, signal } = u;
   let lastErr: TalosError | undefined;
@@ -387,21 +393,28 @@ async function pollUntil(
       throw new TalosError("TIMEOUT", msg.notBack(node, target, opts.nodeTimeoutMs,
         lastErr ? msg.lastDown(lastErr.message) : msg.lastNothing()), node);
     }
+    const look = new AbortController();
+    const pauseEnds = signal ? AbortSignal.any([signal, look.signal]) : look.signal;
+    if (wake) void wake(pauseEnds).then(() => look.abort(), () => undefined);
     try {
-      if (await probe({ signal, timeoutMs: Math.min(u.probeMs, left) })) return;
-    } catch (err) {
-      const e = classify(err, node, "probe");
-      if (!e.retryable || e.code === "ABORTED") throw e;
-      // A last probe cut short by our own deadline says nothing about the node: keep the error seen before it.
-      const cutShort = e.code === "DEADLINE_EXCEEDED" && left < u.probeMs && lastErr !== undefined;
-      if (!cutShort) {
-        lastErr = e;
-        onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""), e.code === "DEADLINE_EXCEEDED");
+      try {
+        if (await probe({ signal, timeoutMs: Math.min(u.probeMs, left) })) return;
+      } catch (err) {
+        const e = classify(err, node, "probe");
+        if (!e.retryable || e.code === "ABORTED") throw e;
+        // A last probe cut short by our own deadline says nothing about the node: keep the error seen before it.
+        const cutShort = e.code === "DEADLINE_EXCEEDED" && left < u.probeMs && lastErr !== undefined;
+        if (!cutShort) {
+          lastErr = e;
+          onDown?.(e.message.replace(/^talos: node \S+: probe: /, ""), e.code === "DEADLINE_EXCEEDED");
+        }
       }
+      // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).
+      const pause = Math.min(u.pollMs, u.firstPollMs * 2 ** Math.min(attempt, 16));
+      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), pauseEnds);
+    } finally {
+      look.abort(); // ends the wake's wait
     }
-    // Backoff from 100 ms up to pollMs (was a flat pollMs: up to a whole interval late for every node).
-    const pause = Math.min(u.pollMs, FIRST_POLL_MS * 2 ** Math.min(attempt, 16));
-    await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
   }
 }
 

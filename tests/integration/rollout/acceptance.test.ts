@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import type { KubeClient } from "../../../provider/kube";
 import { runRollout } from "../../../provider/rollout/run";
 import type { UpgradeStatus } from "../../../provider/rollout/status";
-import type { TalosApiImpl } from "../../../provider/talos";
+import { createTalosApi, type TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
 import { onFileEnd } from "../../support/fixtures";
 import {
@@ -183,5 +183,20 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
     await batch.deleteNamespacedJob({ name: "sentinel", namespace: "default", propagationPolicy: "Background" });
     assert.deepEqual(jobsCreated.slice(jobsBefore).map((j) => j.name), ["sentinel"], "the converged run created no runner Job");
     assert.equal(boots.downs.length, downsBefore);
+  });
+
+  it("issue 23.2: the wait for a rebooting node looks at Talos when the run's Node watch sees the node change, not at its next poll", async () => {
+    // Ten minutes between looks at a rebooting node: the run can only finish in time if the Node watch wakes the wait
+    // (the control plane behind the kubeconfig's API included: its Node's change arrives when the watch is back).
+    const slow = createTalosApi(s.talosconfig, { firstPollMs: 600_000, pollIntervalMs: 600_000 });
+    try {
+      const ups = boots.ups.length;
+      const done = await runRollout(kube, slow, runOptions(CLUSTER, { targetVersion: "v1.13.3", lastUpgradeVersion: TARGET }));
+      assert.equal(done.phase, "Done");
+      assert.deepEqual(Object.values(versions(s)), ["v1.13.3", "v1.13.3", "v1.13.3", "v1.13.3"]);
+      assert.equal(boots.ups.length - ups, 4, "each node rebooted once");
+    } finally {
+      slow.close();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // beforeReboot, reboot), the staged legacy path on 1.9.x and the idempotent no-op, observing the downtime.
 import * as assert from "node:assert/strict";
 import { NodeUpgradeStep } from "../../../provider/rollout/ports";
-import { TalosEvent } from "../../../provider/talos";
+import { createTalosApi, TalosEvent } from "../../../provider/talos";
 import { Harness, image, spec, startHarness } from "./helpers";
 
 describe("talos: upgrading one simulated node over gRPC", function () {
@@ -15,6 +15,7 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         spec("w-1", 3, "v1.13.1"),
         spec("w-2", 4, "v1.13.2"),
         spec("w-3", 5, "v1.9.1"),
+        spec("w-4", 6, "v1.13.1"),
       ],
     });
   });
@@ -84,6 +85,43 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     assert.ok(steps.indexOf("draining") < steps.indexOf("down:reboot:false"));
     assert.deepEqual(duringDrain, { version: "v1.13.1", staged: image("v1.13.2"), up: true });
     assert.ok(upAt - downAt >= 240, `down for ${upAt - downAt} ms`);
+  });
+
+  it("issue 23.2: a change of the node's Node (nodeChanged) ends the pause between looks at once: the boot is seen without waiting for the next poll", async () => {
+    const { sim } = h;
+    // Pauses of ten minutes between looks: the wait can only end this test in time by looking when nodeChanged says so.
+    const api = createTalosApi(sim.talosconfig(), { firstPollMs: 600_000, pollIntervalMs: 600_000, probeTimeoutMs: 2000 });
+    const node = sim.node("w-4");
+    const before = node.bootId;
+    let asked = 0;
+    let woken = 0;
+    try {
+      const res = await api.upgradeNode(node.address, {
+        image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 15_000,
+        // Stands in for the run's Node watch: the node's Node changes when the sim brings it up.
+        nodeChanged: (signal) => new Promise<void>((resolve) => {
+          asked++;
+          const up = (n: { name: string }) => {
+            if (n.name !== "w-4") return;
+            woken++;
+            done();
+          };
+          const done = () => {
+            sim.off("up", up);
+            signal.removeEventListener("abort", done);
+            resolve();
+          };
+          sim.on("up", up);
+          signal.addEventListener("abort", done, { once: true });
+        }),
+      });
+      assert.deepEqual([res.path, res.toVersion, node.version], ["lifecycle", "v1.13.2", "v1.13.2"]);
+      assert.notEqual(res.newBootId, before);
+      assert.equal(woken, 1, "the node's boot woke the wait");
+      assert.ok(asked >= 2, `asked before each look (${asked})`);
+    } finally {
+      api.close();
+    }
   });
 
   it("a node already at the target is not touched (path none)", async () => {
