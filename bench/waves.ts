@@ -58,6 +58,9 @@ export interface WaveParts {
   bootedToBack: number;
   /** Back → NodeBack (the Node Ready on the target, the uncordon). */
   backToDone: number;
+  /** …of which back → the uncordon's read of the Node (waiting for Ready on the target), that read → NodeBack. */
+  backToUncordon?: number;
+  uncordonToDone?: number;
   /** The wave's last NodeBack → the next GateStarted (or the run's end). */
   doneToNext: number;
   /** GateStarted → the next GateStarted (or the run's end). */
@@ -125,6 +128,8 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
     if (g === undefined || !s || k.d === undefined || k.r === undefined || k.b === undefined || next === undefined || Number.isNaN(next)) continue;
     const spans = ms.map((m) => span.get(m.name)?.ms).filter((x): x is number => x !== undefined);
     const post = firstAtOrAfter(posts, g, start);
+    const nodeReads = traced(inp.trace, "GET", new RegExp(`^/api/v1/nodes/${crit.name}(\\?|$)`));
+    const uncordon = firstAtOrAfter(nodeReads, run0 + k.b, done);
     const pass = post === undefined ? undefined : firstAtOrAfter(deletes, post, start);
     out.push({
       wave: w, nodes: ms.length, controlPlane: ms.some((m) => m.role === "controlplane"),
@@ -137,6 +142,7 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
       rebootToBooted: s.at + s.ms - (run0 + k.r),
       bootedToBack: run0 + k.b - (s.at + s.ms),
       backToDone: done - (run0 + k.b),
+      ...(uncordon !== undefined ? { backToUncordon: uncordon - (run0 + k.b), uncordonToDone: done - uncordon } : {}),
       doneToNext: next - done,
       total: next - g,
       simCritical: s.ms,
@@ -175,6 +181,8 @@ const COLUMNS: Array<[keyof WaveParts, string]> = [
   ["rebootToBooted", "reboot asked → booted (Reboot, down time) [sim node time]"],
   ["bootedToBack", "booted → seen back on the target (Talos looks)"],
   ["backToDone", "back → NodeBack (Ready on the target, uncordon)"],
+  ["backToUncordon", "  back → the uncordon's Node read (Ready on the target seen)"],
+  ["uncordonToDone", "  the uncordon's Node read → NodeBack (read, patch)"],
   ["doneToNext", "last NodeBack → next GateStarted"],
   ["total", "wave (GateStarted → next GateStarted)"],
   ["simCritical", "sim node time of the critical node"],

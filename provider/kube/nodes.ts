@@ -164,14 +164,29 @@ export async function cordon(c: KubeClients, node: string, owner: string): Promi
   });
 }
 
-/** Lifts the cordon of `node` only if `owner`'s mark is on it; removes the mark. */
+/** The patch that lifts `owner`'s cordon: it tests the mark itself, so it applies only while the cordon is ours. */
+const liftOwnCordon = (owner: string): object[] => [
+  { op: "test", path: annotationPath(CORDONED_BY_ANNOTATION), value: owner },
+  { op: "remove", path: annotationPath(CORDONED_BY_ANNOTATION) },
+  { op: "add", path: "/spec/unschedulable", value: false },
+];
+
+/**
+ * Lifts the cordon of `node` only if `owner`'s mark is on it; removes the mark. First without a read: the patch tests
+ * the mark, not the Node's resourceVersion, so the kubelet's status writes at boot (which bump it) do not refuse it
+ * (issue 23.2: a read, a refused patch, a read and a patch on each node's critical path at 1,000 nodes). When the test
+ * fails (the mark is not ours, or gone) or the patch fails otherwise, the Node is read and decided on as before.
+ */
 export async function uncordon(c: KubeClients, node: string, owner: string): Promise<boolean> {
+  try {
+    await retryTransient(() => c.objects.sendRaw("PATCH", `/api/v1/nodes/${encodeURIComponent(node)}`, liftOwnCordon(owner)));
+    return true;
+  } catch {
+    // decided on a fresh read below, which also reports what failed
+  }
   return ownedPatch(c, node, "uncordon", (n) => {
     if (n.metadata?.annotations?.[CORDONED_BY_ANNOTATION] !== owner) return undefined;
-    return [
-      { op: "remove", path: annotationPath(CORDONED_BY_ANNOTATION) },
-      { op: "add", path: "/spec/unschedulable", value: false },
-    ];
+    return liftOwnCordon(owner);
   });
 }
 

@@ -206,6 +206,22 @@ describe("integration: kube port — nodes and drain", function () {
     }
   });
 
+  it("issue 23.2: lifting our cordon is one request, also after the kubelet wrote the Node's status since the cordon", async () => {
+    const h = await harness();
+    const node = await createNode(h, {});
+    assert.equal(await h.kube.cordon(node, "pulumi:p/s/talos"), true);
+    // The kubelet's report at boot: a status write that changes the Node's resourceVersion.
+    await h.core.patchNodeStatus({ name: node, body: [{ op: "replace", path: "/status/nodeInfo/bootID", value: "new" }] });
+    const before = { ...h.kube.stats().byMethod };
+    assert.equal(await h.kube.uncordon(node, "pulumi:p/s/talos"), true);
+    const after = h.kube.stats().byMethod;
+    assert.deepEqual([(after.GET ?? 0) - (before.GET ?? 0), (after.PATCH ?? 0) - (before.PATCH ?? 0)], [0, 1], "one patch, no read");
+    const n = await h.core.readNode({ name: node });
+    assert.notEqual(n.spec?.unschedulable, true, "uncordoned");
+    assert.equal(n.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined, "the mark is gone with the cordon");
+    assert.equal(await h.kube.uncordon(node, "pulumi:p/s/talos"), false, "no mark any more: nothing lifted");
+  });
+
   it("cordons are owned: an administrator's cordon is never claimed nor lifted, another owner's is left alone", async () => {
     const h = await harness();
     const admin = await createNode(h, {});
