@@ -76,6 +76,8 @@ class SequenceWatch {
   readonly ready: Promise<void>;
   private actor?: { id: string; sequences: readonly string[] };
   private seenOurs = false;
+  /** The stream has ended (broken: the node went down, or closed). */
+  ended = false;
   /** Events that arrived before the action returned its actor id. */
   private pending: TalosEvent[] = [];
   constructor(client: TalosClient, private readonly node: string) {
@@ -92,6 +94,7 @@ class SequenceWatch {
       } catch {
         // the stream breaks when the node goes down; waiting is done by polling
       } finally {
+        this.ended = true;
         markReady();
       }
     })();
@@ -201,20 +204,38 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   const u = nodeUpgrade(client, node, opts, tuning);
   const { target, signal, step } = u;
 
-  // Where is the node now? (waits through a reboot left over from an interrupted run)
+  // Where is the node now? (waits through a reboot left over from an interrupted run.) Version and boot id are asked at
+  // once, and the event stream is opened with them, so its hello is in by the time they answer: three round trips on
+  // each node's critical path were one after the other (issue 23.2).
   let from = "";
   let oldBootId = "";
-  await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
-    from = (await client.version(node, probe)).tag;
-    oldBootId = await client.bootId(node, probe);
-    return true;
-  });
-  refuseBeforeNodeRouting(node, from);
-  if (sameVersion(from, target)) return { path: "none", fromVersion: from, toVersion: from, oldBootId, newBootId: oldBootId };
+  let looks = 0;
+  let watch = new SequenceWatch(client, node);
+  try {
+    await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
+      looks++;
+      const [version, bootId] = await Promise.all([client.version(node, probe), client.bootId(node, probe)]);
+      from = version.tag;
+      oldBootId = bootId;
+      return true;
+    });
+    refuseBeforeNodeRouting(node, from);
+  } catch (err) {
+    watch.close();
+    throw err;
+  }
+  if (sameVersion(from, target)) {
+    watch.close();
+    return { path: "none", fromVersion: from, toVersion: from, oldBootId, newBootId: oldBootId };
+  }
+  if (looks > 1 || watch.ended) {
+    // Opened while the node was down: that stream broke (or will); one opened now follows the node as it is.
+    watch.close();
+    watch = new SequenceWatch(client, node);
+  }
 
   let path: "lifecycle" | "legacy" = supportsLifecycleApi(from) && supportsLifecycleApi(target) ? "lifecycle" : "legacy";
   const staged = path === "legacy" && needsStagedUpgrade(from);
-  const watch = new SequenceWatch(client, node);
   /** Set when the answer to the rebooting action was lost: the action may or may not have started. */
   let lostAnswer: LostAnswer | undefined;
   /** The actor id of our legacy Upgrade, and whether a LOCKED answer to it met another run's upgrade in flight. */

@@ -2,7 +2,8 @@
 // beforeReboot, reboot), the staged legacy path on 1.9.x and the idempotent no-op, observing the downtime.
 import * as assert from "node:assert/strict";
 import { NodeUpgradeStep } from "../../../provider/rollout/ports";
-import { createTalosApi, TalosEvent } from "../../../provider/talos";
+import { createTalosApi, TalosClient, TalosEvent } from "../../../provider/talos";
+import { upgradeNode } from "../../../provider/talos/upgrade";
 import { Harness, image, spec, startHarness } from "./helpers";
 
 describe("talos: upgrading one simulated node over gRPC", function () {
@@ -16,6 +17,7 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         spec("w-2", 4, "v1.13.2"),
         spec("w-3", 5, "v1.9.1"),
         spec("w-4", 6, "v1.13.1"),
+        spec("w-5", 7, "v1.13.1"),
       ],
     });
   });
@@ -122,6 +124,36 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     } finally {
       api.close();
     }
+  });
+
+  it("issue 23.2: the first look asks Version and boot id at once, with the event stream opened beside them (one round trip, not three)", async () => {
+    const { api } = h;
+    const seen: string[] = [];
+    // The real client, with each call's start and answer noted in order.
+    const client = new Proxy(api.client, {
+      get(target, prop, receiver) {
+        const real = Reflect.get(target, prop, receiver);
+        if (prop === "events") {
+          return (...args: unknown[]) => {
+            seen.push("events opened");
+            return real.apply(target, args);
+          };
+        }
+        if (prop !== "version" && prop !== "bootId") return typeof real === "function" ? real.bind(target) : real;
+        return async (...args: unknown[]) => {
+          seen.push(`${prop} asked`);
+          try {
+            return await real.apply(target, args);
+          } finally {
+            seen.push(`${prop} answered`);
+          }
+        };
+      },
+    }) as TalosClient;
+    const res = await upgradeNode(client, "10.5.0.7", { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10_000 }, { pollIntervalMs: 25 });
+    assert.equal(res.toVersion, "v1.13.2");
+    const first = seen.slice(0, 3).sort();
+    assert.deepEqual(first, ["bootId asked", "events opened", "version asked"], `nothing waits for another: ${seen.join(", ")}`);
   });
 
   it("a node already at the target is not touched (path none)", async () => {
