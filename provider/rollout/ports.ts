@@ -264,8 +264,11 @@ export type NodeUpgradeStep =
   | "back";
 
 export interface UpgradeNodeOptions {
-  /** Installer image, e.g. ghcr.io/siderolabs/installer:v1.13.2. */
-  image: string;
+  /**
+   * Installer image, e.g. ghcr.io/siderolabs/installer:v1.13.2; a promise while it is still being read from the node
+   * (its own platform and schematic): the adapter reads the node's version and boot id meanwhile (issue 23.2).
+   */
+  image: string | Promise<string>;
   /** Version the node must report afterwards, e.g. "v1.13.2". */
   targetVersion: string;
   /** The node must be back (new boot id and target version) within this time. */

@@ -14,7 +14,7 @@ import { classify, isTransientRefusal, TalosError } from "./errors";
 import { targetVersion, versionFromImage } from "./image";
 import { msg } from "./messages";
 import { sleep } from "../sleep";
-import { sameVersion } from "../version";
+import { sameVersion, tryNormalizeVersion } from "../version";
 import { afterFailedLook, lookMeaning, waitTimeoutError, type LastSeen, type LostAnswer } from "./look";
 import { needsStagedUpgrade, preserveSkipsEtcdChecks, refuseBeforeNodeRouting, supportsLifecycleApi } from "./version";
 
@@ -182,10 +182,9 @@ interface NodeUpgrade {
   leakyMaxMs: number;
 }
 
-function nodeUpgrade(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning): NodeUpgrade {
+function nodeUpgrade(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning, target: string): NodeUpgrade {
   return {
-    client, node, opts, signal: opts.signal,
-    target: targetVersion(opts.image, opts.targetVersion),
+    client, node, opts, signal: opts.signal, target,
     step: opts.onStep ?? (() => undefined),
     pollMs: tuning.pollIntervalMs ?? 1000,
     firstPollMs: Math.min(tuning.firstPollMs ?? FIRST_POLL_MS, tuning.pollIntervalMs ?? 1000),
@@ -201,8 +200,13 @@ function checkAbort(u: NodeUpgrade): void {
 }
 
 export async function upgradeNode(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning = {}): Promise<UpgradeNodeResult> {
-  const u = nodeUpgrade(client, node, opts, tuning);
-  const { target, signal, step } = u;
+  // The installer image may still be being read from the node (its own platform and schematic): that read goes on
+  // beside the first look, and the image is checked against the target right after it.
+  const imageRead = Promise.resolve(opts.image);
+  imageRead.catch(() => undefined); // awaited below; not unhandled when the first look fails first
+  const u = nodeUpgrade(client, node, opts, tuning,
+    typeof opts.image === "string" ? targetVersion(opts.image, opts.targetVersion) : tryNormalizeVersion(opts.targetVersion) ?? opts.targetVersion);
+  const { signal, step } = u;
 
   // Where is the node now? (waits through a reboot left over from an interrupted run.) Version and boot id are asked at
   // once, and the event stream is opened with them, so its hello is in by the time they answer: three round trips on
@@ -210,6 +214,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   let from = "";
   let oldBootId = "";
   let looks = 0;
+  let image: string;
   let watch = new SequenceWatch(client, node);
   try {
     await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
@@ -220,10 +225,13 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       return true;
     });
     refuseBeforeNodeRouting(node, from);
+    image = await imageRead;
+    u.target = targetVersion(image, opts.targetVersion);
   } catch (err) {
     watch.close();
     throw err;
   }
+  const { target } = u;
   if (sameVersion(from, target)) {
     watch.close();
     return { path: "none", fromVersion: from, toVersion: from, oldBootId, newBootId: oldBootId };
@@ -245,17 +253,17 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     await Promise.race([watch.ready, sleep(u.probeMs, signal)]); // events only sharpen errors; never block on them
     checkAbort(u);
     if (path === "lifecycle") {
-      step("pulling", opts.image);
+      step("pulling", image);
       try {
-        await client.pull(node, opts.image, { signal, timeoutMs: opts.nodeTimeoutMs });
+        await client.pull(node, image, { signal, timeoutMs: opts.nodeTimeoutMs });
       } catch (err) {
         if ((err as TalosError).code !== "UNIMPLEMENTED") throw err;
         path = "legacy"; // the node does not have the new API after all (terraform-provider-talos does the same)
       }
     }
     if (path === "lifecycle") {
-      step("installing", opts.image);
-      const res = await untilAccepted(u, () => client.lifecycleUpgrade(node, opts.image, { signal, timeoutMs: opts.nodeTimeoutMs }));
+      step("installing", image);
+      const res = await untilAccepted(u, () => client.lifecycleUpgrade(node, image, { signal, timeoutMs: opts.nodeTimeoutMs }));
       if (res.exitCode !== 0) {
         throw new TalosError("INSTALLER_EXIT", msg.installerExit(node, res.exitCode, from, res.log.slice(-3).join(" | ")), node);
       }
@@ -277,8 +285,8 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         await opts.beforeReboot({ installed: false });
       }
       checkAbort(u);
-      step("installing", opts.image);
-      const sent = await sendAction(u, "Upgrade", () => client.upgrade(node, { image: opts.image, preserve: true, stage: staged, force: false }, {
+      step("installing", image);
+      const sent = await sendAction(u, "Upgrade", () => client.upgrade(node, { image, preserve: true, stage: staged, force: false }, {
         signal, timeoutMs: opts.nodeTimeoutMs,
       }), !preserveSkipsEtcdChecks(from));
       if ("answer" in sent) {

@@ -126,9 +126,12 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     }
   });
 
-  it("issue 23.2: the first look asks Version and boot id at once, with the event stream opened beside them (one round trip, not three)", async () => {
+  it("issue 23.2: the first look asks Version and boot id at once, with the event stream opened beside them and the installer image still being read (one round trip, not four)", async () => {
     const { api } = h;
     const seen: string[] = [];
+    // The node's own installer image, read from the node by the caller: it is known only once the look is under way.
+    let imageKnown!: (image: string) => void;
+    const imageRead = new Promise<string>((resolve) => (imageKnown = resolve));
     // The real client, with each call's start and answer noted in order.
     const client = new Proxy(api.client, {
       get(target, prop, receiver) {
@@ -142,6 +145,7 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         if (prop !== "version" && prop !== "bootId") return typeof real === "function" ? real.bind(target) : real;
         return async (...args: unknown[]) => {
           seen.push(`${prop} asked`);
+          if (prop === "version") imageKnown(image("v1.13.2"));
           try {
             return await real.apply(target, args);
           } finally {
@@ -150,7 +154,11 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         };
       },
     }) as TalosClient;
-    const res = await upgradeNode(client, "10.5.0.7", { image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10_000 }, { pollIntervalMs: 25 });
+    const steps: string[] = [];
+    const res = await upgradeNode(client, "10.5.0.7", {
+      image: imageRead, targetVersion: "v1.13.2", nodeTimeoutMs: 10_000, onStep: (step, detail) => steps.push(`${step} ${detail ?? ""}`.trim()),
+    }, { pollIntervalMs: 25 });
+    assert.deepEqual(steps.slice(0, 2), [`pulling ${image("v1.13.2")}`, `installing ${image("v1.13.2")}`], "the image read meanwhile is the one installed");
     assert.equal(res.toVersion, "v1.13.2");
     const first = seen.slice(0, 3).sort();
     assert.deepEqual(first, ["bootId asked", "events opened", "version asked"], `nothing waits for another: ${seen.join(", ")}`);
