@@ -200,17 +200,15 @@ function checkAbort(u: NodeUpgrade): void {
 }
 
 export async function upgradeNode(client: TalosClient, node: string, opts: UpgradeNodeOptions, tuning: UpgradeTuning = {}): Promise<UpgradeNodeResult> {
-  // The installer image may still be being read from the node (its own platform and schematic): that read goes on
-  // beside the first look, and the image is checked against the target right after it.
+  // Where is the node now? (waits through a reboot left over from an interrupted run.) Version and boot id are asked at
+  // once, the event stream is opened with them (its hello is in by the time they answer), and the installer image may
+  // still be being read from the node meanwhile (its own platform and schematic; checked against the target right
+  // after): four round trips on each node's critical path were one after the other (issue 23.2).
   const imageRead = Promise.resolve(opts.image);
   imageRead.catch(() => undefined); // awaited below; not unhandled when the first look fails first
   const u = nodeUpgrade(client, node, opts, tuning,
     typeof opts.image === "string" ? targetVersion(opts.image, opts.targetVersion) : tryNormalizeVersion(opts.targetVersion) ?? opts.targetVersion);
   const { signal, step } = u;
-
-  // Where is the node now? (waits through a reboot left over from an interrupted run.) Version and boot id are asked at
-  // once, and the event stream is opened with them, so its hello is in by the time they answer: three round trips on
-  // each node's critical path were one after the other (issue 23.2).
   let from = "";
   let oldBootId = "";
   let looks = 0;
