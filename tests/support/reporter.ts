@@ -5,7 +5,7 @@
 // the suite is CPU-bound on 2 cores, and CPU seconds, unlike wall time, do not change with the machine's other load.
 import * as fs from "node:fs";
 import Mocha from "mocha";
-import { formatTimings, RunSummary, SLOWEST, sourceName } from "./timings";
+import { errorHead, formatFailures, formatTimings, RunSummary, SLOWEST, sourceName } from "./timings";
 
 /** CPU time used so far by every process in this run's cgroup, or undefined when there is none to read. */
 function cpuMs(): number | undefined {
@@ -19,19 +19,18 @@ function cpuMs(): number | undefined {
 }
 
 /** Every run's counts and timings in this process: one mocha run, or each file a worker ran (tests/support/worker.ts). */
-const collected: RunSummary = { passed: 0, failed: 0, skipped: 0, files: [], slowest: [] };
+const collected: RunSummary = { passed: 0, failed: 0, skipped: 0, files: [], slowest: [], failures: [] };
 
 /**
  * Prints the table and the closing line of every run this process made, and writes them to TALOS_GATE_TEST_SUMMARY.
- * `unreported`: failures mocha counted that no test or hook reported (a file without tests under --fail-zero).
  * Returns the number of failures.
  */
-function finishSummary(unreported = 0): number {
-  collected.failed += unreported;
+function finishSummary(): number {
   const summary: RunSummary = { ...collected, slowest: [...collected.slowest].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST) };
   const out = process.env.TALOS_GATE_TEST_SUMMARY;
   if (out) fs.writeFileSync(out, JSON.stringify(summary));
   process.stdout.write(formatTimings(summary));
+  process.stdout.write(formatFailures(summary.failures));
   process.stdout.write(`\n${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped\n`);
   return summary.failed;
 }
@@ -40,6 +39,11 @@ function finishSummary(unreported = 0): number {
 class SpecWithSummary extends Mocha.reporters.Spec {
   static finishSummary = finishSummary;
   static failedSoFar = () => collected.failed;
+  /** Failures mocha counted that no test or hook reported (a file that could not load, one without tests). */
+  static unreported(file: string, count: number, why: string): void {
+    collected.failed += count;
+    collected.failures!.push({ title: "(no test reported this failure)", file: sourceName(file), error: why });
+  }
 
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions & { reporterOption?: { deferSummary?: boolean } }) {
     super(runner, options);
@@ -67,7 +71,11 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       collected.slowest.push({ title: t.fullTitle(), file: fileOf(t), ms: t.duration ?? 0 });
     };
     runner.on(c.EVENT_TEST_PASS, (t: Mocha.Test) => { collected.passed++; counted(t); });
-    runner.on(c.EVENT_TEST_FAIL, (t: Mocha.Test) => { collected.failed++; if (t.type === "test") counted(t); });
+    runner.on(c.EVENT_TEST_FAIL, (t: Mocha.Test, err: unknown) => {
+      collected.failed++;
+      collected.failures!.push({ title: t.fullTitle(), file: fileOf(t), error: errorHead(err) });
+      if (t.type === "test") counted(t);
+    });
     runner.on(c.EVENT_TEST_PENDING, () => collected.skipped++);
     runner.once(c.EVENT_RUN_END, () => {
       collected.files.push(...[...files].map(([file, f]) => ({ file, ms: f.ms, tests: f.tests, cpuMs: f.cpuMs })));

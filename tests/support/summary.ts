@@ -4,7 +4,7 @@
 // Usage: node dist/tests/support/summary.js <name>=<summary.json> ...
 import * as fs from "node:fs";
 import { TIMINGS_FILE, Timings } from "./groups";
-import { formatTimings, RunSummary } from "./timings";
+import { formatFailures, formatTimings, RunSummary } from "./timings";
 
 /** The per-file times the next runs are grouped by (tests/support/groups.ts), from this run: only a whole run's. */
 function writeTimings(summary: RunSummary): void {
@@ -19,7 +19,7 @@ function writeTimings(summary: RunSummary): void {
 }
 
 function main(args: string[]): number {
-  const total: RunSummary = { passed: 0, failed: 0, skipped: 0, files: [], slowest: [] };
+  const total: RunSummary = { passed: 0, failed: 0, skipped: 0, files: [], slowest: [], failures: [] };
   const lost: string[] = [];
   for (const arg of args) {
     const [name, file] = arg.split("=", 2);
@@ -35,8 +35,10 @@ function main(args: string[]): number {
     total.skipped += group.skipped;
     total.files.push(...group.files);
     total.slowest.push(...group.slowest);
+    total.failures!.push(...(group.failures ?? []));
   }
   process.stdout.write(formatTimings(total));
+  process.stdout.write(formatFailures(total.failures));
   for (const name of lost) process.stdout.write(`\nworker ${name} wrote no summary: it crashed or was killed (its log is above)\n`);
   if (process.env.TALOS_GATE_TEST_UPDATE_TIMINGS === "1" && lost.length === 0 && total.failed === 0) writeTimings(total);
   process.stdout.write(`\n${total.passed} passed, ${total.failed + lost.length} failed, ${total.skipped} skipped\n`);

@@ -11,6 +11,23 @@ export interface RunSummary {
   /** cpuMs: CPU time of every process the file ran (the group's own cgroup, when scripts/test.sh could make one). */
   files: { file: string; ms: number; tests: number; cpuMs?: number }[];
   slowest: { title: string; file: string; ms: number }[];
+  /** Each failed test or hook with the first lines of its error, printed again at the very end of a run. */
+  failures?: { title: string; file: string; error: string }[];
+}
+
+/** The failures again, last, so an output cut to its tail (a CI excerpt) still says what failed and why. */
+export function formatFailures(failures: RunSummary["failures"]): string {
+  if (!failures?.length) return "";
+  const lines = [`\nFailed (${failures.length}):`];
+  for (const f of failures) lines.push(`  ${f.file} › ${f.title}`, ...f.error.split("\n").map((l) => `      ${l}`));
+  return `${lines.join("\n")}\n`;
+}
+
+/** The first lines of a test's error, short enough for a run's closing lines. */
+export function errorHead(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const lines = text.split("\n").filter((l) => l.trim() !== "").slice(0, 6);
+  return lines.map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l)).join("\n");
 }
 
 /** A file's path relative to the checkout, in its source form (tests/…/x.test.ts), for reading in CI output. */

@@ -34,29 +34,30 @@ function claimer(queueFile: string): () => string | undefined {
  * One file as its own mocha run, with the options scripts/test.sh gives the mocha CLI; resolves to mocha's count of
  * failures. A file that cannot be loaded (a syntax error, a forbidden `.only`) is one failure, and the worker goes on.
  */
-async function runFile(file: string): Promise<number> {
+async function runFile(file: string): Promise<{ failures: number; why?: string }> {
   const mocha = new Mocha({
     reporter: Reporter, reporterOptions: { deferSummary: true }, rootHooks: fileHooks,
     timeout: 120000, forbidOnly: true, forbidPending: true, failZero: true,
   });
   mocha.addFile(path.resolve(file));
   try {
-    return await new Promise((resolve) => mocha.run(resolve));
+    return { failures: await new Promise<number>((resolve) => mocha.run(resolve)) };
   } catch (err) {
     process.stdout.write(`\n${file} could not be run: ${(err as Error).stack ?? err}\n`);
-    return 1;
+    return { failures: 1, why: `could not be run: ${(err as Error).message ?? err}` };
   }
 }
 
 async function main(queueFile: string): Promise<number> {
   const claim = claimer(queueFile);
-  let unreported = 0;
   for (let file = claim(); file !== undefined; file = claim()) {
     const before = Reporter.failedSoFar();
-    unreported += Math.max(0, (await runFile(file)) - (Reporter.failedSoFar() - before));
+    const run = await runFile(file);
+    const unreported = run.failures - (Reporter.failedSoFar() - before);
+    if (unreported > 0) Reporter.unreported(file, unreported, run.why ?? "mocha counted a failure no test reported (a file without tests?)");
   }
   await stopRunFixtures();
-  return Reporter.finishSummary(unreported) > 0 ? 1 : 0;
+  return Reporter.finishSummary() > 0 ? 1 : 0;
 }
 
 const [queue] = process.argv.slice(2);

@@ -73,5 +73,22 @@ describe("integration: the full run's workers on one queue", function () {
     // fails, the hook, the file without tests, the .only: four; the passing file still passed.
     assert.equal(summaries.reduce((s, x) => s + x.failed, 0), 4, runs.map((r) => r.out).join("\n"));
     assert.ok(summaries.reduce((s, x) => s + x.passed, 0) >= 1);
+    // Each failure is named again at the very end, with its error: a CI excerpt keeps only an output's tail.
+    const named = summaries.flatMap((s) => s.failures ?? []);
+    assert.deepEqual(named.map((f) => path.basename(f.file)).sort(), ["empty.test.ts", "fails.test.ts", "hook.test.ts", "only.test.ts"]);
+    assert.match(named.find((f) => f.file.endsWith("fails.test.ts"))!.error, /Error: boom/);
+    assert.match(named.find((f) => f.file.endsWith("hook.test.ts"))!.error, /hook boom/);
+    const summary = await new Promise<string>((resolve, reject) => {
+      const args = summaries.map((_, i) => `w${i}=${path.join(dir, `summary-${i}.json`)}`);
+      const child = spawn(process.execPath, [path.join(__dirname, "..", "..", "support", "summary.js"), ...args], { env: { ...process.env, TALOS_GATE_TEST_UPDATE_TIMINGS: "" } });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.on("error", reject);
+      child.on("exit", () => resolve(out));
+    });
+    const tail = summary.slice(summary.lastIndexOf("Failed (4):"));
+    assert.ok(summary.lastIndexOf("Failed (4):") > summary.lastIndexOf("Slowest"), summary);
+    for (const name of ["empty", "fails", "hook", "only"]) assert.match(tail, new RegExp(`${name}\\.test\\.ts › `));
+    assert.match(tail, /Error: boom\n[^]*\d+ passed, 4 failed, 0 skipped\n$/);
   });
 });
