@@ -58,6 +58,13 @@ mocha() {
 # CPU from the second process on, and a run starts a few hundred of them. NODE_COMPILE_CACHE= (empty) turns it off.
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE-${TALOS_GATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/talos-gate}/node-compile-cache}"
 
+# Every Go process the suite starts (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the Pulumi CLI and
+# language host) runs on one scheduler thread: ~8 control planes sit mostly idle through a run, and an idle one with
+# GOMAXPROCS=2 spends ~3.0 CPU-s a minute, half of it in Go's scheduler waking to find no work, against ~2.3 with
+# GOMAXPROCS=1 (measured side by side, 2 minutes each). Behaviour does not change: only how many threads run Go code at
+# once, on a machine whose 2 cores the suite keeps busy anyway. The benchmark (npm run bench) keeps Go's default.
+export GOMAXPROCS="${GOMAXPROCS-1}"
+
 # Runs "$@" in a fresh cpuacct cgroup named $1 when the machine allows it (TALOS_GATE_TEST_CPUACCT tells the reporter
 # where to read); otherwise just runs it.
 with_cpuacct() {
