@@ -5,9 +5,12 @@
 // and `npm publish` of this checkout: prepack refuses a stale dist/ there, and a build in the middle of a test run
 // (tests/e2e/package.test.ts packs) would rewrite the dist/ other test processes load. Says so on stderr: stdout is
 // `npm pack --json`'s answer.
+import { build } from "./build";
+import { prepareScope } from "./build-scope";
+
 const command = process.env.npm_command;
 if (command === "pack" || command === "publish") {
   process.stderr.write(`prepare: not building for npm ${command} (prepack checks that dist/ is the build of the sources)\n`);
 } else {
-  require("./build");
+  build(prepareScope(process.env, `${__dirname}/..`));
 }
