@@ -18,6 +18,30 @@ describe("handlers: what a provider start loads", () => {
     assert.deepEqual(heavy.map((f) => path.relative(packageRoot, f)), []);
   });
 
+  it("a TalosUpgrade without conditions or maintenance windows loads neither the CEL library nor luxon and cron-parser; one with them does", () => {
+    // Each costs a provider process ~50-60 ms at its start, paid by every preview and up of a program that uses neither.
+    const entry = path.join(packageRoot, "dist", "provider", "handlers", "index.js");
+    const model = path.join(packageRoot, "dist", "provider", "resources", "talosUpgrade.js");
+    const loadedAfter = (extra: Record<string, unknown>) => {
+      const props = {
+        kind: "TalosUpgrade", clusterName: "prod", kubeconfig: "kubeconfig-text", talosconfig: "talosconfig-text", owner: "p/s/talos",
+        version: "v1.13.2", machineNames: ["w-1"], healthchecks: [], ...extra,
+      };
+      const script = `require(${JSON.stringify(entry)}); const spec = require(${JSON.stringify(model)}).parseTalosUpgrade(${JSON.stringify(props)});
+        process.stdout.write(JSON.stringify({ conditions: spec.gates.conditions.length, windows: spec.gates.schedule.key, loaded: Object.keys(require.cache) }));`;
+      const out = JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as { conditions: number; windows: string[]; loaded: string[] };
+      const libs = ["@marcbachmann/cel-js", "luxon", "cron-parser"].filter((lib) => out.loaded.some((f) => f.includes(`${path.sep}node_modules${path.sep}${lib}${path.sep}`)));
+      return { ...out, libs };
+    };
+    const plain = loadedAfter({});
+    assert.deepEqual([plain.conditions, plain.windows, plain.libs], [0, [], []]);
+    const gated = loadedAfter({
+      conditions: [{ id: "ceph", target: { apiVersion: "v1", kind: "ConfigMap", namespace: "rook-ceph", name: "health" }, expression: "object.data.status == 'HEALTH_OK'" }],
+      maintenanceWindows: ["Sat 02:00-06:00 Europe/Berlin"],
+    });
+    assert.deepEqual([gated.conditions, gated.windows.length, gated.libs], [1, 1, ["@marcbachmann/cel-js", "luxon", "cron-parser"]]);
+  });
+
   it("the client-node bundle exports exactly what provider/kube/k8s.ts takes from it: every value defined, no other API group", () => {
     const k8s = path.join(packageRoot, "dist", "provider", "kube", "k8s.js");
     const bundle = path.join(packageRoot, "dist", "vendor", "client-node.js");
