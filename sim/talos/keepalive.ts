@@ -77,22 +77,8 @@ function watchSession(session: http2.ServerHttp2Session, policy: KeepalivePolicy
       onViolation?.({ at: now, pings });
       // Last stream id = the highest seen, as Go's loopy writer sends it: the calls in flight were processed.
       session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, maxStreamId, Buffer.from("too_many_pings"));
-      // Go closes the connection once the GOAWAY is written (loopy writer, closeConn): every call on it fails. Node
-      // has no callback for a written GOAWAY, and destroying the session at once could reset the socket before the
-      // frame left (unread client bytes make the kernel send RST), so the client saw "Connection dropped" instead
-      // of ENHANCE_YOUR_CALM (seen once under load). A PING sent after the GOAWAY is answered only after the client
-      // read it; a grpc-js client closes on the GOAWAY itself first. Either way the frame arrived; then close.
-      const close = () => session.destroyed || session.destroy();
-      const fallback = setTimeout(close, 2000);
-      fallback.unref();
-      try {
-        session.ping(() => {
-          clearTimeout(fallback);
-          close();
-        });
-      } catch {
-        // the session is already closing: the fallback closes it if the client does not
-      }
+      // Go closes the connection after the GOAWAY (closeConn): every call on it fails.
+      setImmediate(() => session.destroy());
     }
   });
 }
