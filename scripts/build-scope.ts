@@ -6,7 +6,7 @@ import * as path from "node:path";
 export type BuildScope = "all" | "package";
 
 /**
- * "package" when npm builds talos-gate for another project, which needs only what the package ships (about half the
+ * "package" when npm builds talos-gate for another project, which needs only what the package ships (~23 % less
  * compile): pacote sets _PACOTE_NO_PREPARE_ for the install it runs in a git dependency's clone (npm 11's
  * node_modules/pacote/lib/git.js #prepareDir), and npm sets INIT_CWD to where it was started, which is then another
  * project's folder (pacote's own prepare before packing the clone, `--install-links`). Otherwise, and whenever either
