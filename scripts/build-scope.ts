@@ -9,8 +9,8 @@ export type BuildScope = "all" | "package";
  * "package" when npm builds talos-gate for another project, which needs only what the package ships (~23 % less
  * compile): pacote sets _PACOTE_NO_PREPARE_ for the install it runs in a git dependency's clone (npm 11's
  * node_modules/pacote/lib/git.js #prepareDir), and npm sets INIT_CWD to where it was started, which is then another
- * project's folder (pacote's own prepare before packing the clone, `--install-links`). Otherwise, and whenever either
- * signal is missing, "all": the build is then complete, only slower.
+ * project's folder (pacote's own prepare before packing the clone, `--install-links`). Otherwise "all": should npm stop
+ * giving either signal, the build is complete, only slower.
  */
 export function prepareScope(env: NodeJS.ProcessEnv, root: string): BuildScope {
   if (env._PACOTE_NO_PREPARE_ !== undefined) return "package";
