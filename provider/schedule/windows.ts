@@ -13,8 +13,6 @@ import { parseDuration } from "../template/duration";
 import * as M from "./messages";
 import { DAY_MS, Interval, MaintenanceSchedule, Source } from "./schedule";
 
-export { formatInstant, formatRemaining, HORIZON_DAYS, MaintenanceSchedule } from "./schedule";
-
 /** One window as a user writes it. */
 export type WindowInput = string | { cron: string; duration: string; timeZone: string };
 
