@@ -59,10 +59,10 @@ mocha() {
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE-${TALOS_GATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/talos-gate}/node-compile-cache}"
 
 # Every Go process the suite starts (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the Pulumi CLI and
-# language host) runs on one scheduler thread: ~8 control planes sit mostly idle through a run, and an idle one with
-# GOMAXPROCS=2 spends ~3.0 CPU-s a minute, half of it in Go's scheduler waking to find no work, against ~2.3 with
-# GOMAXPROCS=1 (measured side by side, 2 minutes each). Behaviour does not change: only how many threads run Go code at
-# once, on a machine whose 2 cores the suite keeps busy anyway. The benchmark (npm run bench) keeps Go's default.
+# language host) runs on one scheduler thread: a run keeps a control plane per worker and the CLI tests start more,
+# mostly idle, and an idle one spends ~3.0 CPU-s a minute with GOMAXPROCS=2 (an idle apiserver's profile: ~40 % Go's
+# scheduler finding no work) against ~2.3 with GOMAXPROCS=1 (side by side, 2 minutes each). Behaviour does not change:
+# only how many threads run Go code at once, on 2 cores the suite keeps busy anyway. `npm run bench` keeps Go's default.
 export GOMAXPROCS="${GOMAXPROCS-1}"
 
 # Runs "$@" in a fresh cpuacct cgroup named $1 when the machine allows it (TALOS_GATE_TEST_CPUACCT tells the reporter
