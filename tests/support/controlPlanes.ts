@@ -17,7 +17,7 @@ interface Pooled {
 const idle: Promise<Pooled | undefined>[] = [];
 const live = new Set<ControlPlane>();
 let registered = false;
-export const resets = { reused: 0, started: 0, failed: [] as string[] };
+export const resets = { reused: 0, started: 0, failed: [] as string[], requests: [] as number[] };
 
 async function start(): Promise<Pooled> {
   const cp = await startControlPlane();
@@ -34,7 +34,7 @@ async function start(): Promise<Pooled> {
 
 async function reset(p: Pooled): Promise<Pooled | undefined> {
   try {
-    await resetControlPlane(p.cp, p.baseline);
+    resets.requests.push((await resetControlPlane(p.cp, p.baseline)).requests);
     return p;
   } catch (err) {
     resets.failed.push((err as Error).message);
@@ -51,7 +51,8 @@ export async function freshControlPlane(): Promise<ControlPlane> {
     onRunEnd(async () => {
       await Promise.all(idle.splice(0));
       const failed = resets.failed.length ? `; resets that failed (each replaced by a fresh one): ${resets.failed.join(" | ")}` : "";
-      process.stdout.write(`\ncontrol planes for sims: ${resets.started} started, ${resets.reused} reused after a reset${failed}\n`);
+      const requests = resets.requests.length ? ` (API requests per reset: ${Math.min(...resets.requests)}–${Math.max(...resets.requests)})` : "";
+      process.stdout.write(`\ncontrol planes for sims: ${resets.started} started, ${resets.reused} reused after a reset${requests}${failed}\n`);
       await Promise.all([...live].map((cp) => cp.stop().catch(() => undefined)));
       live.clear();
     });
