@@ -1,12 +1,13 @@
 // Putting a used control plane back to the state it started in, so the next sim of the test run can take it instead
-// of starting one: a control plane costs ~8 CPU-seconds to start (most of it kube-apiserver), a reset well under one.
-// The rule is generic, not a list of what tests create: every object of every listable kind that did not exist in the
-// control plane's baseline (taken once, right after it started) is deleted, and the reset only counts when a second
-// look finds nothing but the baseline. It runs in the background while the next file starts, often beside the suite's
-// heaviest work (package.test's npm installs): 20 s per request and 60 s in all, since a reset given up on costs a fresh
-// control plane (~10 s, ~5 CPU-s) and, with 8 s / 30 s, group a gave up on one in every run; an API server that stopped
-// answering still fails it within a minute. Controller-managed objects that every namespace gets (the `default`
-// ServiceAccount, `kube-root-ca.crt`) are left to their controllers.
+// of starting one: a control plane costs ~5 CPU-seconds to start (most of it kube-apiserver), a reset after a small sim
+// ~1.2 (this process, the API server, etcd and kcm; measured). The rule is generic, not a list of what tests create:
+// every object of every listable kind that did not exist in the control plane's baseline (taken once, right after it
+// started) is deleted, and the reset only counts when a last full look finds nothing but the baseline. It runs in the
+// background while the next file starts, often beside the suite's heaviest work (package.test's npm installs): 20 s per
+// request and 60 s in all, counted in seconds of this process's event loop (LoopSeconds), since a reset given up on
+// costs a fresh control plane (~10 s, ~5 CPU-s) and, with 8 s / 30 s, group a gave up on one in every run; an API
+// server that stopped answering still fails it within a minute. Controller-managed objects that every namespace gets
+// (the `default` ServiceAccount, `kube-root-ca.crt`) are left to their controllers.
 import * as https from "node:https";
 import * as tls from "node:tls";
 import * as k8s from "@kubernetes/client-node";
@@ -33,7 +34,31 @@ export interface Baseline {
   namespaces: Set<string>;
 }
 
-const REQUEST_TIMEOUT_MS = 20_000;
+const REQUEST_TIMEOUT_S = 20;
+
+/**
+ * Seconds counted in ticks of this process's event loop, not on the wall clock. A reset runs in the background of the
+ * next file, and a test that blocks the loop in a synchronous child (cli/sim.test's `talos-gate sim up`, ~20 s under
+ * load) leaves no moment to read an answer that has come: a wall-clock timeout fired as the loop resumed, failed the
+ * reset ("GET /api/v1: no answer within 20 s") and cost a fresh control plane once in most runs. A loop blocked for a
+ * minute counts one second here.
+ */
+class LoopSeconds {
+  private ticks = 0;
+  private readonly timer = setInterval(() => this.ticks++, 1000);
+
+  constructor() {
+    this.timer.unref();
+  }
+
+  get elapsed(): number {
+    return this.ticks;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
 
 /** Kinds that cannot be listed or deleted as objects, or go with their namespace or owner anyway. */
 const SKIPPED = new Set(["namespaces", "events", "componentstatuses"]);
@@ -59,17 +84,15 @@ class Api {
     this.agent.destroy();
   }
 
-  /** Requests this reset (or baseline) made: `resets` in controlPlanes.ts reports them. */
-  requests = 0;
+  /** The requests made, as "METHOD path": `resets` in controlPlanes.ts counts them. */
+  readonly requests: string[] = [];
 
   request(method: string, path: string, body?: unknown, accept?: string): Promise<{ status: number; json: any }> {
-    this.requests++;
+    this.requests.push(`${method} ${path}`);
     const headers: Record<string, string> = accept ? { accept } : {};
     if (body !== undefined) headers["content-type"] = method === "PATCH" ? "application/merge-patch+json" : "application/json";
     return new Promise((resolve, reject) => {
-      const req = https.request(`${this.server}${path}`, {
-        agent: this.agent, method, timeout: REQUEST_TIMEOUT_MS, headers,
-      }, (res) => {
+      const req = https.request(`${this.server}${path}`, { agent: this.agent, method, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
@@ -78,8 +101,13 @@ class Api {
           try { json = JSON.parse(text); } catch { json = text; }
           resolve({ status: res.statusCode ?? 0, json });
         });
+        res.on("error", reject);
       });
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      let waited = 0; // seconds of this process's event loop (LoopSeconds)
+      const bound = setInterval(() => {
+        if (++waited >= REQUEST_TIMEOUT_S) req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_S} s`));
+      }, 1000);
+      req.on("close", () => clearInterval(bound));
       req.on("error", reject);
       if (body !== undefined) req.write(JSON.stringify(body));
       req.end();
@@ -177,7 +205,7 @@ async function baselineOf(api: Api, timeoutMs: number): Promise<Baseline> {
  * left to confirm a graceful deletion), finalizers removed (the Job controller's tracking finalizer would hold them).
  * Throws when the control plane cannot be brought back within timeoutMs: the caller stops it instead.
  */
-export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 60_000): Promise<{ requests: number }> {
+export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, timeoutMs = 60_000): Promise<{ requests: string[] }> {
   const api = await Api.of(cp);
   try {
     await reset(api, baseline, timeoutMs);
@@ -188,7 +216,15 @@ export async function resetControlPlane(cp: ControlPlane, baseline: Baseline, ti
 }
 
 async function reset(api: Api, baseline: Baseline, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
+  const clock = new LoopSeconds();
+  try {
+    await resetRounds(api, baseline, timeoutMs, clock);
+  } finally {
+    clock.stop();
+  }
+}
+
+async function resetRounds(api: Api, baseline: Baseline, timeoutMs: number, clock: LoopSeconds): Promise<void> {
   const ready = await api.request("GET", "/readyz");
   if (ready.status !== 200) throw new Error(`control plane reset: the API server is not ready (${ready.status})`);
   const ks = await kinds(api);
@@ -219,7 +255,7 @@ async function reset(api: Api, baseline: Baseline, timeoutMs: number): Promise<v
       look = ks;
       continue;
     }
-    if (Date.now() > until) {
+    if (clock.elapsed * 1000 > timeoutMs) {
       // Why each is still there tells a leak (something recreates it) from a stuck deletion.
       const why = (o: Obj) => `${objectPath(o)}${firstSeen.has(o.uid) ? "" : " (recreated)"}${o.deleting ? " (being deleted)" : ""}${o.finalizers.length ? ` (finalizers ${o.finalizers.join(",")})` : ""}`;
       const names = [...left.map(why), ...nss.map((n) => `namespace ${n.name}`), ...all.busy.map((k) => `${k} (not listable: 429)`)].slice(0, 10);

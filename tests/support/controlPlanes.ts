@@ -1,7 +1,7 @@
 // Control planes for the sims of a test run, reused: a sim's stop() hands its control plane back, it is reset to the
 // state it started in (tests/support/controlPlaneReset.ts: every object that was not there at the start deleted, and
-// checked gone) and the next sim of this process takes it. Starting one costs ~8 CPU-seconds and 6-15 s; a reset costs
-// well under one, and the suite is CPU-bound on 2 cores. A control plane that cannot be reset (its API server down,
+// checked gone) and the next sim of this process takes it. Starting one costs ~5 CPU-seconds and 6-15 s; a reset ~1.2
+// (measured after a small sim), and the suite is CPU-bound on 2 cores. A control plane that cannot be reset (its API server down,
 // objects that will not go) is stopped and replaced by a fresh one. TALOS_GATE_TEST_FRESH_CONTROL_PLANES=1 starts a
 // fresh one for every sim (to tell a leak between files from a real failure).
 import { ControlPlane, startControlPlane } from "../../sim/controlplane";
@@ -34,7 +34,7 @@ async function start(): Promise<Pooled> {
 
 async function reset(p: Pooled): Promise<Pooled | undefined> {
   try {
-    resets.requests.push((await resetControlPlane(p.cp, p.baseline)).requests);
+    resets.requests.push((await resetControlPlane(p.cp, p.baseline)).requests.length);
     return p;
   } catch (err) {
     resets.failed.push((err as Error).message);
