@@ -23,7 +23,7 @@ describe("integration: tools — the control-plane pool's reset", function () {
     await cp?.stop(); // back to the pool (reset there once more)
   });
 
-  it("puts the control plane back after a sim, listing a kind that held nothing only in its first and last look, through a 21 s stall of this process", async () => {
+  it("puts the control plane back after a sim, listing a kind that held nothing only in its full looks, not every round, through a 21 s stall of this process", async () => {
     const baseline = await takeBaseline(cp);
     // The sim's workload pods live in a namespace of their own: its deletion is what a reset waits for longest.
     const sim = await startSimCluster({
@@ -39,8 +39,11 @@ describe("integration: tools — the control-plane pool's reset", function () {
     assert.equal(stall, 0);
     const { requests } = await resetting;
     const lists = (path: string) => requests.filter((r) => r === `GET ${path}`).length;
-    assert.equal(lists("/apis/storage.k8s.io/v1/storageclasses"), 2, "listed in the first and the last look only");
-    assert.ok(lists("/api/v1/namespaces") >= 2, "the namespace's deletion was waited for");
+    // Every round lists the namespaces; a kind that held nothing is listed only in the full looks: the first and the
+    // last (one more each time a controller made something again in between, as under load).
+    const rounds = lists("/api/v1/namespaces");
+    const empty = lists("/apis/storage.k8s.io/v1/storageclasses");
+    assert.ok(empty >= 2 && empty < rounds, `a kind that held nothing was listed in ${empty} of ${rounds} rounds`);
     // Nothing but the baseline is left: a second reset finds nothing to delete and looks once.
     const again = await resetControlPlane(cp, baseline);
     assert.equal(again.requests.filter((r) => !r.startsWith("GET ")).length, [...baseline.namespaces].length, "only the events' collections deleted");
