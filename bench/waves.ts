@@ -17,11 +17,15 @@ export interface StatusMachine {
   marks?: string;
 }
 
-/** One upgrade as the sim measured it: its first upgrade call (epoch ms) → booted again (ms later). */
+/**
+ * One upgrade as the sim measured it: its first upgrade call (epoch ms) → booted again (ms later), and of that the
+ * node's own time (pull, install, reboot: not the caller's drain between install and Reboot).
+ */
 export interface SimSpan {
   node: string;
   at: number;
   ms: number;
+  ownMs: number;
 }
 
 export interface WaveInputs {
@@ -65,7 +69,7 @@ export interface WaveParts {
   doneToNext: number;
   /** GateStarted → the next GateStarted (or the run's end). */
   total: number;
-  /** The critical node's own sim time, and the slowest one's of the wave. */
+  /** The critical node's own sim time (`ownMs`), and the slowest one's of the wave. */
   simCritical: number;
   simSlowest: number;
 }
@@ -126,7 +130,7 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
     const k = marksOf(crit.marks);
     const next = i + 1 < waves.length ? gateOf(waves[i + 1]) : runEnd;
     if (g === undefined || !s || k.d === undefined || k.r === undefined || k.b === undefined || next === undefined || Number.isNaN(next)) continue;
-    const spans = ms.map((m) => span.get(m.name)?.ms).filter((x): x is number => x !== undefined);
+    const spans = ms.map((m) => span.get(m.name)?.ownMs).filter((x): x is number => x !== undefined);
     const post = firstAtOrAfter(posts, g, start);
     const nodeReads = traced(inp.trace, "GET", new RegExp(`^/api/v1/nodes/${crit.name}(\\?|$)`));
     const uncordon = firstAtOrAfter(nodeReads, run0 + k.b, done);
@@ -145,7 +149,7 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
       ...(uncordon !== undefined ? { backToUncordon: uncordon - (run0 + k.b), uncordonToDone: done - uncordon } : {}),
       doneToNext: next - done,
       total: next - g,
-      simCritical: s.ms,
+      simCritical: s.ownMs,
       simSlowest: Math.max(...spans),
     });
   }
@@ -154,12 +158,12 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
 
 /**
  * The overhead per wave with each wave's slowest node subtracted (a wave of parallel nodes lasts as long as its
- * slowest one): (rollout − Σ waves' slowest sim span) / waves. Undefined when a wave has no span.
+ * slowest one): (rollout − Σ waves' slowest own node time) / waves. Undefined when a wave has no span.
  */
 export function overheadSlowest(rolloutMs: number, waves: number, machines: StatusMachine[], spans: SimSpan[], startedAt: string): number | undefined {
   const run0 = Date.parse(startedAt);
   const spanOf = new Map<string, number>();
-  for (const s of [...spans].sort((a, b) => a.at - b.at)) if (s.at >= run0) spanOf.set(s.node, s.ms);
+  for (const s of [...spans].sort((a, b) => a.at - b.at)) if (s.at >= run0) spanOf.set(s.node, s.ownMs);
   const slowest = new Map<number, number>();
   for (const m of machines) {
     const ms = spanOf.get(m.name);
@@ -177,7 +181,7 @@ const COLUMNS: Array<[keyof WaveParts, string]> = [
   ["passToStart", "  pass → NodeStarted"],
   ["startToCall", "NodeStarted → first upgrade call (image facts, Version, boot id, events)"],
   ["callToDrain", "first call → drain (pull, install) [sim node time]"],
-  ["drain", "drain → reboot asked (cordon, pods, VolumeAttachments) [sim node time]"],
+  ["drain", "drain → reboot asked (cordon, pods, VolumeAttachments)"],
   ["rebootToBooted", "reboot asked → booted (Reboot, down time) [sim node time]"],
   ["bootedToBack", "booted → seen back on the target (Talos looks)"],
   ["backToDone", "back → NodeBack (Ready on the target, uncordon)"],
@@ -185,8 +189,8 @@ const COLUMNS: Array<[keyof WaveParts, string]> = [
   ["uncordonToDone", "  the uncordon's Node read → NodeBack (read, patch)"],
   ["doneToNext", "last NodeBack → next GateStarted"],
   ["total", "wave (GateStarted → next GateStarted)"],
-  ["simCritical", "sim node time of the critical node"],
-  ["simSlowest", "sim node time of the wave's slowest node"],
+  ["simCritical", "sim node time of the critical node (pull, install, reboot)"],
+  ["simSlowest", "sim node time of the wave's slowest node (pull, install, reboot)"],
 ];
 
 /** The table of p50 (and p90) per part over the waves given: one line per part. */

@@ -265,6 +265,8 @@ export class SimNode {
       setImmediate(() => this.publish(ev.sequence(req.stage ? "stageUpgrade" : "upgrade", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
     } else {
       this.sequence = "upgrade";
+      // From the call on the node upgrades and reboots by itself (Talos' own drain included): all its own time.
+      this.rebootAskedAt ??= this.upgradeCallAt;
       this.installedImages.push(req.image);
       setImmediate(() => void this.runLegacyUpgrade(actorId, req.image, target, req.stage));
     }
@@ -316,16 +318,36 @@ export class SimNode {
   }
 
   /**
-   * This node's own time per upgrade: its first upgrade call (Pull / legacy Upgrade) → booted again, in ms. What the
-   * rollout bench subtracts as node time (measured, so a sim slowed by load is not counted as talos-gate's). `at` is
-   * the call's epoch ms, so the bench can place each span in the rollout's waves and timeline.
+   * Each upgrade of this node: its first upgrade call (Pull / legacy Upgrade) → booted again (`ms`), and of that span
+   * the node's own part (`ownMs`): the pull and install calls while they ran, and the reboot (Reboot or the legacy
+   * Upgrade → booted). What lies between — the caller's drain before its Reboot, its pauses between calls — is the
+   * caller's. The rollout bench subtracts `ownMs` as node time (measured, so a sim slowed by load is not counted as
+   * talos-gate's, and talos-gate's drain is not counted as the node's). `at` is the call's epoch ms, so the bench can
+   * place each span in the rollout's waves and timeline.
    */
-  readonly upgradeTimes: Array<{ at: number; ms: number }> = [];
+  readonly upgradeTimes: Array<{ at: number; ms: number; ownMs: number }> = [];
   private upgradeCallAt: number | undefined;
+  /** The node's own time so far in the current upgrade, and when its reboot was asked (the last own part). */
+  private ownMs = 0;
+  private rebootAskedAt: number | undefined;
+
+  /** Counts `fn`'s time as the node's own (a call of the current upgrade while it runs). */
+  private async own<T>(fn: () => Promise<T>): Promise<T> {
+    const t0 = Date.now();
+    try {
+      return await fn();
+    } finally {
+      if (this.upgradeCallAt !== undefined) this.ownMs += Date.now() - t0;
+    }
+  }
 
   /** ImageService.Pull: progress, then the digest-pinned name. */
-  async pull(ref: string, send: (msg: object) => void): Promise<void> {
+  pull(ref: string, send: (msg: object) => void): Promise<void> {
     this.upgradeCallAt ??= Date.now();
+    return this.own(() => this.pullImage(ref, send));
+  }
+
+  private async pullImage(ref: string, send: (msg: object) => void): Promise<void> {
     if (!this.hasLifecycleApi) throw new RpcError(Status.UNIMPLEMENTED, "unknown service machine.ImageService");
     if (!ref) throw new RpcError(Status.INVALID_ARGUMENT, "image reference is required");
     if (this.faults.pullFailure || !versionFromImage(ref)) throw new RpcError(Status.NOT_FOUND, `error pulling image: ${this.pullError(ref)}`);
@@ -339,7 +361,11 @@ export class SimNode {
   }
 
   /** LifecycleService.Upgrade: installs the pulled image (no reboot); log lines, then exactly one exit code. */
-  async lifecycleUpgrade(image: string, send: (msg: object) => void): Promise<void> {
+  lifecycleUpgrade(image: string, send: (msg: object) => void): Promise<void> {
+    return this.own(() => this.install(image, send));
+  }
+
+  private async install(image: string, send: (msg: object) => void): Promise<void> {
     if (!this.hasLifecycleApi) throw new RpcError(Status.UNIMPLEMENTED, "unknown service machine.LifecycleService");
     const reject = this.faults.rejectUpgrade;
     if (reject) throw reject === true ? new RpcError(Status.FAILED_PRECONDITION, "upgrade is not supported in container mode") : new RpcError(reject.code, reject.message);
@@ -374,6 +400,7 @@ export class SimNode {
       return { actorId };
     }
     this.sequence = "reboot";
+    this.rebootAskedAt ??= Date.now();
     setImmediate(() => {
       this.publish(ev.sequence("reboot", SequenceAction.START), actorId);
       this.publish(ev.status(Stage.REBOOTING, false), actorId);
@@ -413,8 +440,13 @@ export class SimNode {
     this._version = version;
     this._bootId = uuid();
     this._bootedAt = Date.now();
-    if (this.upgradeCallAt !== undefined) this.upgradeTimes.push({ at: this.upgradeCallAt, ms: this._bootedAt - this.upgradeCallAt });
+    if (this.upgradeCallAt !== undefined) {
+      const rebooting = this._bootedAt - (this.rebootAskedAt ?? this._bootedAt);
+      this.upgradeTimes.push({ at: this.upgradeCallAt, ms: this._bootedAt - this.upgradeCallAt, ownMs: this.ownMs + rebooting });
+    }
     this.upgradeCallAt = undefined;
+    this.ownMs = 0;
+    this.rebootAskedAt = undefined;
     this.buffer = undefined;
     this.staged = undefined;
     this.sequence = undefined;

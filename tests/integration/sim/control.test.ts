@@ -110,6 +110,25 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
     const [span, ...more] = await control.nodeSpans(server);
     assert.deepEqual([span.node, span.ms, more.length], ["w-1", times[0], 0]);
     assert.ok(span.at >= called && span.at + span.ms <= Date.now(), `the span starts at the call (${span.at - called} ms after it) and has ended`);
+    // The legacy Upgrade reboots by itself: the whole span is the node's own.
+    assert.equal(span.ownMs, span.ms);
+  });
+
+  it("leaves the caller's time between install and Reboot (its drain) out of the node's own time", async () => {
+    const node = sim.node("w-1");
+    const image = "ghcr.io/siderolabs/installer:v1.13.2";
+    await node.pull(image, () => undefined);
+    await node.lifecycleUpgrade(image, () => undefined);
+    const callerMs = 300; // the caller drains the node before it asks for the reboot
+    await new Promise((r) => setTimeout(r, callerMs));
+    const back = new Promise<void>((r) => sim.once("up", () => r()));
+    node.reboot();
+    await back;
+    const spans = await control.nodeSpans(server);
+    assert.equal(spans.length, 2);
+    const { ms, ownMs } = spans[1];
+    assert.ok(ms >= callerMs + 50, `the span (${ms} ms) covers the caller's ${callerMs} ms and the 50 ms down time`);
+    assert.ok(ownMs >= 50 && ownMs <= ms - callerMs, `the node's own time (${ownMs} ms) is its calls and reboot, not the caller's ${callerMs} ms`);
   });
 
   it("refuses bad requests with what it expected", async () => {
