@@ -247,8 +247,11 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   /** The actor id of our legacy Upgrade, and whether a LOCKED answer to it met another run's upgrade in flight. */
   let ourActor = "";
   let otherUpgradeInFlight = false;
+  // The stream must follow the node before the action that reboots it (its events name our actor); pull, install and
+  // the drain need it not, so it is awaited right before that action, not before the pull (issue 23: the hello of a
+  // busy apid was on every node's critical path). Events only sharpen errors: never blocked on past probeMs.
+  const streamFollowing = () => Promise.race([watch.ready, sleep(u.probeMs, signal)]);
   try {
-    await Promise.race([watch.ready, sleep(u.probeMs, signal)]); // events only sharpen errors; never block on them
     checkAbort(u);
     if (path === "lifecycle") {
       step("pulling", image);
@@ -270,6 +273,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         step("draining");
         await opts.beforeReboot({ installed: true });
       }
+      await streamFollowing();
       checkAbort(u);
       step("rebooting");
       const sent = await sendAction(u, "Reboot", () => client.reboot(node, 0, { signal }));
@@ -282,6 +286,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
         step("draining");
         await opts.beforeReboot({ installed: false });
       }
+      await streamFollowing();
       checkAbort(u);
       step("installing", image);
       const sent = await sendAction(u, "Upgrade", () => client.upgrade(node, { image, preserve: true, stage: staged, force: false }, {
@@ -302,10 +307,14 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       // A LOCKED legacy Upgrade is decided by what runs on the node (below); every other sequence error at once.
       const lockedOut = watch.error?.code === "LOCKED" && path === "legacy";
       if (watch.error && !lockedOut) throw watch.error;
+      // Boot id and version at once: one round trip when the node is back (issue 23). The version may have been answered
+      // before the boot id by the boot before (or not at all, the node still down then): anything but the target is
+      // asked again, after the boot id, before it decides.
+      const versionNow = client.version(node, probe).then((v) => v.tag, () => undefined);
       const bootId = await client.bootId(node, probe);
       const booted = bootId !== oldBootId;
       if (!booted && lockedOut && !otherUpgradeInFlight) otherUpgradeInFlight = await lockedOutByUpgradeInFlight(u, watch.error!, ourActor, probe.timeoutMs);
-      const meaning = lookMeaning({ ...facts, lockedOut }, booted ? { booted, version: (await client.version(node, probe)).tag } : { booted });
+      const meaning = lookMeaning({ ...facts, lockedOut }, booted ? { booted, version: await bootedVersion(u, versionNow, probe) } : { booted });
       if (meaning.outcome === "failed") throw meaning.error;
       if (meaning.outcome === "waiting") {
         last = meaning.last;
@@ -321,6 +330,15 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   } finally {
     watch.close();
   }
+}
+
+/**
+ * The version of a node seen booted: the one asked beside its boot id when it is the target; otherwise asked again now
+ * (that answer may have come from the boot before, or not at all), so only a version read after the new boot decides.
+ */
+async function bootedVersion(u: NodeUpgrade, asked: Promise<string | undefined>, probe: { signal?: AbortSignal; timeoutMs: number }): Promise<string> {
+  const first = await asked;
+  return first !== undefined && sameVersion(first, u.target) ? first : (await u.client.version(u.node, probe)).tag;
 }
 
 /**

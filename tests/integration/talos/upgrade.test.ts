@@ -2,7 +2,7 @@
 // beforeReboot, reboot), the staged legacy path on 1.9.x and the idempotent no-op, observing the downtime.
 import * as assert from "node:assert/strict";
 import { NodeUpgradeStep } from "../../../provider/rollout/ports";
-import { createTalosApi, TalosClient, TalosEvent } from "../../../provider/talos";
+import { createTalosApi, EventStream, TalosClient, TalosEvent } from "../../../provider/talos";
 import { upgradeNode } from "../../../provider/talos/upgrade";
 import { Harness, image, spec, startHarness } from "./helpers";
 
@@ -18,6 +18,8 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         spec("w-3", 5, "v1.9.1"),
         spec("w-4", 6, "v1.13.1"),
         spec("w-5", 7, "v1.13.1"),
+        spec("w-6", 8, "v1.13.1"),
+        spec("w-7", 9, "v1.13.1"),
       ],
     });
   });
@@ -162,6 +164,87 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     assert.equal(res.toVersion, "v1.13.2");
     const first = seen.slice(0, 3).sort();
     assert.deepEqual(first, ["bootId asked", "events opened", "version asked"], `nothing waits for another: ${seen.join(", ")}`);
+  });
+
+  it("issue 23: once the node is back, one look asks its boot id and Version at once (one round trip, not two)", async () => {
+    const { api, sim } = h;
+    const seen: string[] = [];
+    let waiting = false;
+    const client = new Proxy(api.client, {
+      get(target, prop, receiver) {
+        const real = Reflect.get(target, prop, receiver);
+        if (prop !== "version" && prop !== "bootId") return typeof real === "function" ? real.bind(target) : real;
+        return async (...args: unknown[]) => {
+          if (waiting) seen.push(`${prop} asked`);
+          try {
+            const answer = await real.apply(target, args);
+            if (waiting) seen.push(`${prop} answered ${prop === "version" ? (answer as { tag: string }).tag : answer}`);
+            return answer;
+          } catch (e) {
+            if (waiting) seen.push(`${prop} failed`);
+            throw e;
+          }
+        };
+      },
+    }) as TalosClient;
+    const res = await upgradeNode(client, "10.5.0.8", {
+      image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10_000, onStep: (step) => (waiting ||= step === "waiting"),
+    }, { pollIntervalMs: 25 });
+    assert.equal(res.toVersion, "v1.13.2");
+    assert.equal(sim.node("10.5.0.8").bootId, res.newBootId);
+    // The look that saw the new boot (after the previous look's boot id answer or failure): its Version was asked
+    // before its boot id was answered, and no Version was asked after it.
+    const sawBoot = seen.indexOf(`bootId answered ${res.newBootId}`);
+    const previous = Math.max(...seen.slice(0, sawBoot).map((x, i) => (/^bootId (answered|failed)/.test(x) ? i : -1)));
+    const look = seen.slice(previous + 1, sawBoot);
+    assert.deepEqual([...look].filter((x) => x.endsWith("asked")).sort(), ["bootId asked", "version asked"], `asked at once: ${seen.join(", ")}`);
+    assert.ok(!seen.slice(sawBoot).includes("version asked"), `no second Version: ${seen.join(", ")}`);
+    assert.ok(seen.includes("version answered v1.13.2"));
+  });
+
+  it("issue 23: the event stream is awaited right before the Reboot, not before the pull (pull and install go while its hello is still out)", async () => {
+    const { api } = h;
+    const order: string[] = [];
+    let releaseHello!: () => void;
+    const hello = new Promise<void>((r) => (releaseHello = r));
+    // Let through after 2 s at the latest (an upgrade that waits for it before pulling would wait for its probeMs).
+    const late = setTimeout(() => {
+      order.push("hello released late");
+      releaseHello();
+    }, 2000);
+    const client = new Proxy(api.client, {
+      get(target, prop, receiver) {
+        const real = Reflect.get(target, prop, receiver);
+        if (prop === "events") {
+          // The stream's first event is held until the test lets it through.
+          return (...args: unknown[]) => {
+            const stream = real.apply(target, args) as EventStream;
+            return {
+              cancel: () => stream.cancel(),
+              async *[Symbol.asyncIterator]() {
+                await hello;
+                yield* stream;
+              },
+            } satisfies EventStream;
+          };
+        }
+        if (prop !== "pull" && prop !== "lifecycleUpgrade" && prop !== "reboot") return typeof real === "function" ? real.bind(target) : real;
+        return (...args: unknown[]) => {
+          order.push(String(prop));
+          return real.apply(target, args);
+        };
+      },
+    }) as TalosClient;
+    const res = await upgradeNode(client, "10.5.0.9", {
+      image: image("v1.13.2"), targetVersion: "v1.13.2", nodeTimeoutMs: 10_000,
+      beforeReboot: async () => {
+        order.push("hello released");
+        releaseHello();
+      },
+    }, { pollIntervalMs: 25, probeTimeoutMs: 8000 });
+    clearTimeout(late);
+    assert.equal(res.toVersion, "v1.13.2");
+    assert.deepEqual(order, ["pull", "lifecycleUpgrade", "hello released", "reboot"]);
   });
 
   it("a node already at the target is not touched (path none)", async () => {
