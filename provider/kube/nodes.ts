@@ -37,6 +37,8 @@ export function machineOf(node: k8s.V1Node): Machine {
   if (version) machine.talosVersion = version;
   const kubelet = node.status?.nodeInfo?.kubeletVersion;
   if (kubelet) machine.kubeletVersion = kubelet;
+  const bootId = node.status?.nodeInfo?.bootID;
+  if (bootId) machine.bootId = bootId;
   const owner = node.metadata?.annotations?.[CORDONED_BY_ANNOTATION];
   if (owner && machine.cordoned) machine.cordonedBy = owner;
   else if (owner) machine.staleCordonMark = owner;
@@ -90,7 +92,9 @@ export function trimNode(node: k8s.V1Node): k8s.V1Node {
       // Only what machineOf reads: not the heartbeat and transition times, which change without the Node changing.
       conditions: node.status?.conditions?.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status })),
       addresses: node.status?.addresses,
-      nodeInfo: { osImage: node.status?.nodeInfo?.osImage, kubeletVersion: node.status?.nodeInfo?.kubeletVersion } as k8s.V1NodeSystemInfo,
+      nodeInfo: {
+        osImage: node.status?.nodeInfo?.osImage, kubeletVersion: node.status?.nodeInfo?.kubeletVersion, bootID: node.status?.nodeInfo?.bootID,
+      } as k8s.V1NodeSystemInfo,
     },
   };
 }

@@ -118,7 +118,7 @@ export class RunContext {
   }
 
   /**
-   * Resolves at the first change of `name`'s Ready or version on the Node watch after the call, or when `signal` aborts;
+   * Resolves at the first change of `name`'s Ready, version or boot id on the Node watch after the call, or when `signal` aborts;
    * without a watch only at the abort (the caller polls anyway). A hint for the Talos wait (UpgradeNodeOptions.nodeChanged).
    */
   async machineChanged(name: string, signal: AbortSignal): Promise<void> {
@@ -130,7 +130,7 @@ export class RunContext {
     if (!nodes || nodes.failed) return aborted();
     const key = (ms: Machine[] | undefined) => {
       const m = ms?.find((x) => x.name === name);
-      return `${m?.ready}/${m?.talosVersion}`;
+      return `${m?.ready}/${m?.talosVersion}/${m?.bootId}`;
     };
     let since = nodes.generation;
     const before = key(await nodes.machines().catch(() => undefined));
@@ -142,6 +142,22 @@ export class RunContext {
       since = nodes.generation;
       if (key(await nodes.machines().catch(() => undefined)) !== before) return;
     }
+  }
+
+  /**
+   * The first state of `name` on the Node watch, from now on, that `accept` takes; undefined without a watch, or when
+   * it fails or stops, or `signal` aborts (never a read: a caller that needs an answer then reads or polls itself).
+   */
+  async machineWhen(name: string, accept: (m: Machine) => boolean, signal: AbortSignal): Promise<Machine | undefined> {
+    const nodes = this.nodes;
+    if (!nodes || nodes.failed) return undefined;
+    for (let since = nodes.generation; !signal.aborted; since = nodes.generation) {
+      const m = (await nodes.machines().catch(() => undefined))?.find((x) => x.name === name);
+      if (m && accept(m)) return m;
+      await nodes.changed(since, signal);
+      if (nodes.generation === since) return undefined; // stopped, failed, or the signal
+    }
+    return undefined;
   }
 
   /** Stops the Node watch (end of run). */

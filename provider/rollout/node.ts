@@ -2,7 +2,8 @@
 // port pulls and installs (>= 1.13), has the node drained right before the call that takes it down (through the
 // Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
 // held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
-// id on the target version; then the node is uncordoned and its Node must report Ready on the target. A failure after
+// id on the target version; its Node must report Ready on the target, and the node is uncordoned (a worker as soon as
+// its Node reports that, even before Talos answers). A failure after
 // the install leaves the node armed, which the status says. Only the node timeout aborts an upgrade in flight; a
 // cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
@@ -29,6 +30,8 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
   let armed = false;
   /** The node is a control plane the API server may be behind: the API may be away until it is back. */
   let apiAway = false;
+  /** A worker's cordon lifted as soon as its Node reports the new boot (started once the reboot is asked). */
+  let liftOnReport: LiftOnReport | undefined;
   const stepped = (step: NodeUpgradeStep) => {
     lastStep = step;
     lastStepAt = ctx.now();
@@ -59,6 +62,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       },
       onStep: (step, detail) => {
         if (step === "rebooting") armed = false; // the reboot into it is on its way: the wait decides from here
+        if (step === "rebooting" && machine.role === "worker") liftOnReport ??= liftWhenReported(ctx, machine, target);
         stepped(step);
         void ctx.emit({ type: "NodeStep", at: ctx.now(), node: machine.name, step, ...(detail !== undefined ? { detail } : {}) });
       },
@@ -76,11 +80,12 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     if (apiAway) await lift();
     stepped("back");
     await waitNodeReady(ctx, machine, target, started, bound.signal, fail);
-    if (!apiAway) await lift();
+    if (!apiAway && !(await liftOnReport?.end())) await lift();
     await ctx.emit({ type: "NodeBack", at: ctx.now(), node: machine.name, version: target }, true);
   } catch (e) {
     // A failed node (drain refused, back on the old version, not back in time) must not stay unschedulable because
     // of us: our cordon is lifted, any other stays.
+    await liftOnReport?.end();
     await ctx.kube.uncordon(machine.name, opts.holder).catch((err) => ctx.warn(msg.uncordonFailed(machine.name, errorText(err))));
     // Installed and not rebooted: the new version boots at the node's next reboot, whoever causes it (issue 18.4).
     if (armed) await ctx.emit({ type: "NodeArmed", at: ctx.now(), node: machine.name, version: target }, true);
@@ -90,9 +95,41 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       : msg.reasonNodeFailed(machine.name, errorText(e));
     await fail(armed ? msg.withArmed(reason, machine.name, target) : reason);
   } finally {
+    void liftOnReport?.end();
     if (apiAway) await ctx.lease.outageOver();
     bound.dispose();
   }
+}
+
+interface LiftOnReport {
+  /** Stops watching; whether the cordon was lifted (false: not yet reported, or the uncordon failed). */
+  end(): Promise<boolean>;
+}
+
+/**
+ * Lifts a worker's cordon (ours) as soon as the run's Node watch shows its Node Ready on the target from a new boot —
+ * a boot id other than the one it had when its wave began, so not the status from before the reboot — while Talos is
+ * still being asked whether the node is back: the uncordon leaves the node's critical path (issue 23). talosctl's
+ * order holds (Ready on the target, then the uncordon: cmd/talosctl/cmd/talos/drain.go uncordonNodes, talos v1.13.0),
+ * and a node that fails after it is uncordoned anyway (upgradeNode's catch). Nothing without a Node watch or a boot id
+ * on the Node: then the cordon is lifted after Talos' answer, as before.
+ */
+function liftWhenReported(ctx: RunContext, machine: Machine, target: string): LiftOnReport | undefined {
+  if (!machine.bootId) return undefined;
+  const stop = new AbortController();
+  let lifting: Promise<boolean> | undefined;
+  const reported = (m: Machine) =>
+    m.ready && m.bootId !== undefined && m.bootId !== machine.bootId && m.talosVersion !== undefined && sameVersion(m.talosVersion, target);
+  const watching = ctx.machineWhen(machine.name, reported, stop.signal).then((m) => {
+    if (m && !stop.signal.aborted) lifting = ctx.kube.uncordon(machine.name, ctx.opts.holder).then(() => true, () => false);
+  });
+  return {
+    async end() {
+      stop.abort();
+      await watching;
+      return (await lifting) ?? false;
+    },
+  };
 }
 
 /**

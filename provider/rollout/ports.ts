@@ -51,6 +51,11 @@ export interface Machine {
   talosVersion?: string;
   /** `status.nodeInfo.kubeletVersion`, e.g. "v1.36.1" (what a Kubernetes upgrade waits for); undefined if unknown. */
   kubeletVersion?: string;
+  /**
+   * `status.nodeInfo.bootID` as the kubelet last reported it (the kernel's boot id, the one Talos reads): a new one
+   * says the kubelet has reported since the node rebooted.
+   */
+  bootId?: string;
   /** Machine set the machine belongs to (Omni: control-planes / workers / extra worker set id). */
   machineSet: string;
 }

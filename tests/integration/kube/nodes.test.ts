@@ -90,11 +90,11 @@ describe("integration: kube port — nodes and drain", function () {
     const machines = await h.kube.listMachines();
     const byName = new Map(machines.map((m) => [m.name, m]));
     assert.deepEqual(byName.get(cp1), {
-      name: cp1, role: "controlplane", address: "10.5.0.10", ready: true, cordoned: false, talosVersion: "v1.13.2", kubeletVersion: "v1.36.3", machineSet: "control-planes",
+      name: cp1, role: "controlplane", address: "10.5.0.10", ready: true, cordoned: false, talosVersion: "v1.13.2", kubeletVersion: "v1.36.3", bootId: "b", machineSet: "control-planes",
     });
-    assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, kubeletVersion: "v1.36.3", machineSet: "workers" });
+    assert.deepEqual(byName.get(w1), { name: w1, role: "worker", address: "10.5.0.20", ready: false, cordoned: false, kubeletVersion: "v1.36.3", bootId: "b", machineSet: "workers" });
     assert.deepEqual(byName.get(w2), {
-      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, cordonedBy: "pulumi:p/s/talos", talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", machineSet: "gpu",
+      name: w2, role: "worker", address: "10.5.0.21", ready: true, cordoned: true, cordonedBy: "pulumi:p/s/talos", talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", bootId: "b", machineSet: "gpu",
     });
     assert.equal(await h.kube.uncordon(w2, "pulumi:p/s/talos"), true);
     const node = await h.core.readNode({ name: w2 });
@@ -108,7 +108,7 @@ describe("integration: kube port — nodes and drain", function () {
     const watch = h.kube.watchMachines();
     try {
       const first = (await watch.machines()).find((m) => m.name === node);
-      assert.deepEqual(first, { name: node, role: "worker", address: "10.5.0.77", ready: false, cordoned: false, talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", machineSet: "workers" });
+      assert.deepEqual(first, { name: node, role: "worker", address: "10.5.0.77", ready: false, cordoned: false, talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", bootId: "b", machineSet: "workers" });
       const since = watch.generation;
       const changed = watch.changed(since);
       const now = new Date(Math.floor(Date.now() / 1000) * 1000);
@@ -116,10 +116,12 @@ describe("integration: kube port — nodes and drain", function () {
         { op: "replace", path: "/status/conditions/0/status", value: "True" },
         { op: "replace", path: "/status/conditions/0/lastTransitionTime", value: now },
         { op: "replace", path: "/status/nodeInfo/osImage", value: "Talos (v1.13.2)" },
+        { op: "replace", path: "/status/nodeInfo/bootID", value: "b2" },
       ] });
       await Promise.race([changed, delay(30_000).then(() => assert.fail("no change seen"))]);
       const after = (await watch.machines()).find((m) => m.name === node)!;
-      assert.deepEqual([after.ready, after.talosVersion], [true, "v1.13.2"]);
+      // The kubelet's report of a new boot (what a worker's early uncordon waits for: rollout/node.ts).
+      assert.deepEqual([after.ready, after.talosVersion, after.bootId], [true, "v1.13.2", "b2"]);
       assert.ok(watch.generation > since);
       assert.equal(await h.kube.cordon(node, "pulumi:p/s/talos"), true);
       await eventually("the watch to see the cordon's owner", async () => (await watch.machines()).find((m) => m.name === node)?.cordonedBy === "pulumi:p/s/talos");

@@ -199,4 +199,42 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
       slow.close();
     }
   });
+
+  it("issue 23: a worker's cordon (ours) is lifted as soon as its Node reports Ready on the target from its new boot, before Talos has answered", async () => {
+    // The Talos port gives its answer for w-1 ("back on the target") only once w-1's cordon was lifted, or 5 s after it
+    // had the answer: a cordon lifted only after that answer is seen as 'answered first'.
+    const worker = s.talos.node("w-1");
+    let liftedWorker!: () => void;
+    const workerLifted = new Promise<void>((r) => (liftedWorker = r));
+    const lifts: string[] = [];
+    const uncordon = kube.uncordon;
+    kube.uncordon = async (node, owner) => {
+      if (node === "w-1") {
+        const m = await kube.readMachine!(node);
+        lifts.push(`lifted (ready ${m?.ready}, ${m?.talosVersion}, ${m?.bootId === worker.bootId ? "this boot" : "another boot"})`);
+        liftedWorker();
+      }
+      return uncordon.call(kube, node, owner);
+    };
+    const held = createTalosApi(s.talosconfig);
+    const upgradeNode = held.upgradeNode;
+    held.upgradeNode = async (address, opts) => {
+      const res = await upgradeNode(address, opts);
+      if (address === worker.address) {
+        const late = new Promise<string>((r) => setTimeout(() => r("answered first"), 5000).unref());
+        lifts.push(await Promise.race([workerLifted.then(() => "answered after"), late]));
+      }
+      return res;
+    };
+    try {
+      const done = await runRollout(kube, held, runOptions(CLUSTER, { targetVersion: "v1.13.4", lastUpgradeVersion: "v1.13.3" }));
+      assert.equal(done.phase, "Done");
+    } finally {
+      kube.uncordon = uncordon;
+      held.close();
+    }
+    assert.deepEqual(lifts, ["lifted (ready true, v1.13.4, this boot)", "answered after"]);
+    const node = await kube.readMachine!("w-1");
+    assert.deepEqual([node?.cordoned, node?.talosVersion], [false, "v1.13.4"]);
+  });
 });
