@@ -108,7 +108,7 @@ interface LiftOnReport {
 
 /**
  * Lifts a worker's cordon (ours) as soon as the run's Node watch shows its Node Ready on the target from a new boot —
- * a boot id other than the one it had when its wave began, so not the status from before the reboot — while Talos is
+ * a boot id other than the one it showed when the reboot was asked, so not the status from before the reboot — while Talos is
  * still being asked whether the node is back: the uncordon leaves the node's critical path (issue 23). talosctl's
  * order holds (Ready on the target, then the uncordon: cmd/talosctl/cmd/talos/drain.go uncordonNodes, talos v1.13.0),
  * and a node that fails after it is uncordoned anyway (upgradeNode's catch). Nothing without a Node watch or a boot id
@@ -118,11 +118,19 @@ function liftWhenReported(ctx: RunContext, machine: Machine, target: string): Li
   if (!machine.bootId) return undefined;
   const stop = new AbortController();
   let lifting: Promise<boolean> | undefined;
-  const reported = (m: Machine) =>
-    m.ready && m.bootId !== undefined && m.bootId !== machine.bootId && m.talosVersion !== undefined && sameVersion(m.talosVersion, target);
+  // The boot id the Node shows when the reboot is asked (started right before it: not the wave's, a node may have
+  // rebooted by itself since); only a later one is our reboot's.
+  let asked: string | undefined | null = null;
+  const reported = (m: Machine) => {
+    if (asked === null) {
+      asked = m.bootId;
+      return false;
+    }
+    return asked !== undefined && m.bootId !== undefined && m.bootId !== asked && m.ready && m.talosVersion !== undefined && sameVersion(m.talosVersion, target);
+  };
   const watching = ctx.machineWhen(machine.name, reported, stop.signal).then((m) => {
     if (m && !stop.signal.aborted) lifting = ctx.kube.uncordon(machine.name, ctx.opts.holder).then(() => true, () => false);
-  });
+  }).catch(() => undefined); // end() never throws: a lift that did not happen is done after Talos' answer
   return {
     async end() {
       stop.abort();

@@ -247,7 +247,8 @@ export class SimNode {
 
   /** Legacy MachineService.Upgrade: synchronous validation, then the `upgrade` sequence in the background. */
   async legacyUpgrade(req: { image: string; stage: boolean; force?: boolean; preserve?: boolean }): Promise<{ ack: string; actorId: string }> {
-    this.upgradeCallAt ??= Date.now();
+    const calledAt = Date.now();
+    this.upgradeCallAt ??= calledAt;
     const reject = this.faults.rejectUpgrade;
     if (reject) throw reject === true ? new RpcError(Status.FAILED_PRECONDITION, "method is not supported in container mode") : new RpcError(reject.code, reject.message);
     await delay(this.host.timing.pullMs);
@@ -265,8 +266,9 @@ export class SimNode {
       setImmediate(() => this.publish(ev.sequence(req.stage ? "stageUpgrade" : "upgrade", SequenceAction.NOOP, { code: ErrorCode.LOCKED, message: "sequence not started: locked" })));
     } else {
       this.sequence = "upgrade";
-      // From the call on the node upgrades and reboots by itself (Talos' own drain included): all its own time.
-      this.rebootAskedAt ??= this.upgradeCallAt;
+      // From this call on the node upgrades and reboots by itself (Talos' own drain included): all its own time. Not
+      // from an earlier call (a Pull refused as unimplemented, a refused attempt): the caller drained or paused since.
+      this.rebootAskedAt ??= calledAt;
       this.installedImages.push(req.image);
       setImmediate(() => void this.runLegacyUpgrade(actorId, req.image, target, req.stage));
     }
