@@ -17,7 +17,7 @@ import { runCheck, RunnerJobs } from "./runner";
 import { StatusMirror, type MirroredStatus } from "./status";
 import { sweepRunners, type RunnerScope } from "./sweep";
 import { readKubernetesVersions, type KubernetesVersions } from "./version";
-import { waitForVolumeDetach } from "./volumes";
+import { VolumeAttachmentCache, waitForVolumeDetach } from "./volumes";
 
 export type { KubeStats } from "./client";
 export type { KubernetesVersions } from "./version";
@@ -99,6 +99,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   const events = new EventRecorder(c, log);
   const ours = new RunnerJobs(opts.runnerScope);
   const live = new LiveNodes();
+  const volumes = new VolumeAttachmentCache(c, log);
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),
@@ -121,7 +122,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     dryRunJob: (check) => dryRunJob(c, check.namespace, check.jobName, check.job),
     recordEvent: (event) => events.record(event),
     watchObjects: (selection) => watchObjects(c, selection, log),
-    waitForVolumeDetach: (node, o) => waitForVolumeDetach(c, node, o, log),
+    waitForVolumeDetach: (node, o) => waitForVolumeDetach(c, node, o, log, volumes),
     flush: async () => {
       await Promise.all([mirror.flush(), events.flush()]);
     },
@@ -134,6 +135,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     close: async () => {
       await Promise.all([mirror.flush(), events.flush(), ours.cleanedUp()]);
       mirror.close();
+      volumes.stop();
       c.close();
     },
   };

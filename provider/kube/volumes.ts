@@ -32,15 +32,60 @@ export function describeAttachment(va: VolumeAttachment): string {
 
 const VOLUME_ATTACHMENTS = "/apis/storage.k8s.io/v1/volumeattachments";
 
-export async function waitForVolumeDetach(c: KubeClients, node: string, opts: VolumeDetachOptions, log: (line: string) => void): Promise<void> {
+const listVolumes = (c: KubeClients) =>
+  listAll(c, VOLUME_ATTACHMENTS) as Promise<{ items: VolumeAttachment[]; metadata: { resourceVersion?: string } }>;
+
+/** Only what a wait reads (isBlocking, describeAttachment): the cache holds every VolumeAttachment of the cluster. */
+function trimAttachment(va: VolumeAttachment): VolumeAttachment {
+  return {
+    metadata: { name: va.metadata?.name, resourceVersion: va.metadata?.resourceVersion, deletionTimestamp: va.metadata?.deletionTimestamp },
+    spec: { attacher: va.spec?.attacher, nodeName: va.spec?.nodeName, source: { persistentVolumeName: va.spec?.source?.persistentVolumeName } },
+    status: { attached: va.status?.attached },
+  };
+}
+
+/**
+ * Every VolumeAttachment of the cluster, kept by one watch for the port's lifetime (started by the first wait), like a
+ * controller's informer: a node's wait after its drain asks it instead of listing every VolumeAttachment of the cluster
+ * on the node's critical path (issue 23: one list per node, each as large as the cluster's attachments). It answers
+ * only while its watch is open; starting, reconnecting or refused (no right to list them), a wait lists as before. A
+ * node it shows nothing blocking for goes at once; a node with volumes waits as before (its own list and watch).
+ */
+export class VolumeAttachmentCache {
+  private observer: SetObserver<VolumeAttachment> | undefined;
+  /** The newest state taken from the observer; undefined until its first list. */
+  private objects: VolumeAttachment[] | undefined;
+
+  constructor(private readonly c: KubeClients, private readonly log: (line: string) => void) {}
+
+  /** The node's blocking attachments as the watch has them; undefined when it cannot answer now (then: list). */
+  blocking(node: string): VolumeAttachment[] | undefined {
+    // Refused or failed for good, the observer is never live again: every wait lists, and reports what the list says.
+    this.observer ??= new SetObserver<VolumeAttachment>({
+      clients: this.c, path: VOLUME_ATTACHMENTS, list: () => listVolumes(this.c), trim: trimAttachment, log: this.log,
+    });
+    this.objects = this.observer.take()?.objects ?? this.objects;
+    if (!this.observer.live || this.objects === undefined) return undefined;
+    return this.objects.filter((va) => va.spec?.nodeName === node && isBlocking(va));
+  }
+
+  stop(): void {
+    this.observer?.stop();
+  }
+}
+
+export async function waitForVolumeDetach(
+  c: KubeClients, node: string, opts: VolumeDetachOptions, log: (line: string) => void, cache?: VolumeAttachmentCache,
+): Promise<void> {
   const { timeoutMs, signal, onBlocking } = opts;
   if (signal?.aborted) throw new KubeError(msg.volumeWaitCancelled(node));
-  const listVolumes = () => listAll(c, VOLUME_ATTACHMENTS) as Promise<{ items: VolumeAttachment[]; metadata: { resourceVersion?: string } }>;
+  if (cache?.blocking(node)?.length === 0) return;
+  const listNow = () => listVolumes(c);
   // One list first: a node with nothing attached (the usual worker) needs no watch. Opening one per node put a watch
   // (its own TLS connection) on every node's critical path (issue 23); only a node that waits watches, from this list.
   let first: Awaited<ReturnType<typeof listVolumes>> | undefined;
   try {
-    first = await retryTransient(listVolumes);
+    first = await retryTransient(listNow);
   } catch (err) {
     throw new KubeError(msg.volumesListFailed(node, apiMessage(err), statusOf(err)), statusOf(err));
   }
@@ -51,7 +96,7 @@ export async function waitForVolumeDetach(c: KubeClients, node: string, opts: Vo
     list: () => {
       const listed = first;
       first = undefined;
-      return listed ? Promise.resolve(listed) : listVolumes();
+      return listed ? Promise.resolve(listed) : listNow();
     },
     filter: (va) => va.spec?.nodeName === node,
     log,

@@ -114,6 +114,8 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
   private readonly stopCtl = new AbortController();
   private resourceVersion: string | undefined;
   private current: AbortController | undefined;
+  /** A watch is open now (its request answered, not ended): the set is as current as the watch's events. */
+  private open = false;
   private endCurrent: (() => void) | undefined;
 
   constructor(private readonly o: ObserveOptions<T>) {
@@ -137,6 +139,14 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
       if (!s) return;
       yield s;
     }
+  }
+
+  /**
+   * Whether the set is kept current right now: listed, and its watch open. False while it starts, reconnects after a
+   * drop (the set may miss changes until the watch is back) and once stopped or failed.
+   */
+  get live(): boolean {
+    return this.open && !this.stopped;
   }
 
   /** Objects held right now (for memory accounting). */
@@ -229,6 +239,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
       const finish = (r: { gone: boolean; failed: boolean; detail?: string }) => {
         if (finished) return;
         finished = true;
+        this.open = false;
         if (watchdog) clearTimeout(watchdog);
         this.endCurrent = undefined;
         this.current = undefined;
@@ -295,6 +306,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
         .then((ctl) => {
           this.current = ctl;
           if (finished || this.stopped) ctl.abort();
+          else this.open = true;
         })
         .catch((err: unknown) => finish({ gone: false, failed: true, detail: String((err as Error)?.message ?? err) }));
     });

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { KubeClients } from "../../../provider/kube/client";
-import { waitForVolumeDetach } from "../../../provider/kube/volumes";
+import { VolumeAttachmentCache, waitForVolumeDetach } from "../../../provider/kube/volumes";
 import { onFileEnd } from "../../support/fixtures";
 import { kubeConfigOf, testControlPlane } from "../../support/kube";
 import { delay } from "./helpers";
@@ -80,5 +80,31 @@ describe("integration: kube port — volume detach before reboot", function () {
     await delay(300);
     abort.abort();
     await assert.rejects(wait, /waiting for the volumes of node .* to detach was cancelled/);
+  });
+
+  it("issue 23: with the port's cache (one watch of every VolumeAttachment), a node with nothing attached costs no request, and an attachment made since is still waited for", async () => {
+    const { c, node, attach, setAttached } = await setup();
+    const id = `${process.pid}-${counter}`;
+    const cache = new VolumeAttachmentCache(c, () => undefined);
+    onFileEnd(async () => cache.stop());
+    // The first wait starts the cache and lists as before (the cache cannot answer yet).
+    await waitForVolumeDetach(c, `${node}-first`, { timeoutMs: 60000 }, () => undefined, cache);
+    for (let i = 0; cache.blocking(node) === undefined; i++) {
+      assert.ok(i < 200, "the cache's watch never opened");
+      await delay(50);
+    }
+    const before = c.stats();
+    assert.equal(await settledWithin(waitForVolumeDetach(c, `${node}-empty`, { timeoutMs: 60000 }, () => undefined, cache), 10000), undefined);
+    assert.deepEqual([c.stats().requests - before.requests, c.stats().watches - before.watches], [0, 0], "asked the cache, not the API server");
+    // Attached after the cache listed: its watch event reaches the cache, and the node waits for it.
+    await attach(`va-late-${id}`, `pv-late-${id}`);
+    for (let i = 0; cache.blocking(node)?.length !== 1; i++) {
+      assert.ok(i < 200, "the cache never saw the attachment");
+      await delay(50);
+    }
+    const wait = waitForVolumeDetach(c, node, { timeoutMs: 60000 }, () => undefined, cache);
+    assert.equal(await settledWithin(wait, 1000), "pending", "holds while the volume is attached");
+    await setAttached(`va-late-${id}`, false);
+    assert.equal(await settledWithin(wait, 10000), undefined, "resolves once it is detached");
   });
 });
