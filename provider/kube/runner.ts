@@ -274,6 +274,22 @@ async function evaluate(
   return undefined;
 }
 
+/**
+ * POSTs the check's Job before anything is read: on a gate's path, listing first (to find a Job of that name) was a
+ * round trip before the Job controller could start (issue 23). Created, the Job is ours, and the observers' list
+ * shows it. Refused for any reason — a Job of that name exists (ours still being deleted, or someone else's), no right
+ * to create, a transient error —, nothing is decided here: the observers' list decides as before (a foreign Job is
+ * replaced, an outdated one recreated), and a refusal that persists is reported by that create.
+ */
+async function createBeforeReading(c: KubeClients, check: HealthcheckJob, ours: RunnerJobs): Promise<void> {
+  try {
+    const made = await c.batch.createNamespacedJob({ namespace: check.namespace, body: jobBody(check, ours.nonce, ours.scope) });
+    ours.created(check.namespace, check.jobName, made.metadata?.uid);
+  } catch {
+    // decided on the list below
+  }
+}
+
 async function readJob(c: KubeClients, namespace: string, name: string): Promise<k8s.V1Job | undefined> {
   try {
     return await c.batch.readNamespacedJob({ name, namespace });
@@ -345,6 +361,7 @@ export async function runCheck(
   const { namespace, jobName } = check;
   // The previous pass of this check may still be deleting its Job: that Job's Complete must not count again.
   await ours.cleanedUp(namespace, jobName);
+  await createBeforeReading(c, check, ours);
   const observer = new ObjectObserver<k8s.V1Job>({
     clients: c,
     path: `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,

@@ -67,6 +67,30 @@ describe("integration: kube port — healthcheck runner", function () {
     }
   });
 
+  it("issue 23: a check POSTs its Job before it reads anything (a list first was a round trip on every gate's path)", async () => {
+    const cp = await testControlPlane();
+    const ns = await freshNamespace(cp, "run");
+    const kube = createKubeApi(cp.kubeconfig, { runnerEvents: false });
+    try {
+      const before = { ...kube.stats().byMethod };
+      // Every turn of the event loop until the POST has gone: what had been asked by then.
+      let atPost: Record<string, number> | undefined;
+      const looking = (async () => {
+        while (!atPost) {
+          const now = kube.stats().byMethod;
+          if ((now.POST ?? 0) > (before.POST ?? 0)) atPost = { ...now };
+          else await new Promise((r) => setImmediate(r));
+        }
+      })();
+      assert.deepEqual(await kube.runCheck(healthcheck(ns, "first")), { state: "passed" });
+      await looking;
+      assert.equal((atPost!.GET ?? 0) - (before.GET ?? 0), 0, "nothing read before the POST");
+      assert.equal((kube.stats().byMethod.POST ?? 0) - (before.POST ?? 0), 1, "one Job created");
+    } finally {
+      await kube.close();
+    }
+  });
+
   it("a failing check: the last failed container's termination message is the reason; Job and pods are deleted", async () => {
     const h = await harness();
     const ns = await freshNamespace(await testControlPlane(), "run");
