@@ -99,7 +99,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
   const events = new EventRecorder(c, log);
   const ours = new RunnerJobs(opts.runnerScope);
   const live = new LiveNodes();
-  const volumes = new VolumeAttachmentCache(c, log);
+  const volumes = new VolumeAttachmentCache(c);
   return {
     listMachines: (): Promise<Machine[]> => listMachines(c),
     readMachine: (name: string): Promise<Machine | undefined> => readMachine(c, name),

@@ -44,6 +44,9 @@ function trimAttachment(va: VolumeAttachment): VolumeAttachment {
   };
 }
 
+/** Watch drops in a row after which the cache gives up (waits list from then on). */
+const MAX_DROPS = 3;
+
 /**
  * Every VolumeAttachment of the cluster, kept by one watch for the port's lifetime (started by the first wait), like a
  * controller's informer: a node's wait after its drain asks it instead of listing every VolumeAttachment of the cluster
@@ -55,17 +58,25 @@ export class VolumeAttachmentCache {
   private observer: SetObserver<VolumeAttachment> | undefined;
   /** The newest state taken from the observer; undefined until its first list. */
   private objects: VolumeAttachment[] | undefined;
+  /** Watch drops since a wait last found the cache live. */
+  private drops = 0;
 
-  constructor(private readonly c: KubeClients, private readonly log: (line: string) => void) {}
+  constructor(private readonly c: KubeClients) {}
 
   /** The node's blocking attachments as the watch has them; undefined when it cannot answer now (then: list). */
   blocking(node: string): VolumeAttachment[] | undefined {
-    // Refused or failed for good, the observer is never live again: every wait lists, and reports what the list says.
+    // Quiet: the cache only spares requests, so its drops are nobody's concern. A list refused, or a watch dropped
+    // MAX_DROPS times without a wait finding it live in between (a role that may list but not watch, an API server
+    // that keeps going away), ends it for good: every wait then lists, and reports what its list says.
     this.observer ??= new SetObserver<VolumeAttachment>({
-      clients: this.c, path: VOLUME_ATTACHMENTS, list: () => listVolumes(this.c), trim: trimAttachment, log: this.log,
+      clients: this.c, path: VOLUME_ATTACHMENTS, list: () => listVolumes(this.c), trim: trimAttachment,
+      log: () => {
+        if (++this.drops >= MAX_DROPS) this.observer?.stop();
+      },
     });
     this.objects = this.observer.take()?.objects ?? this.objects;
     if (!this.observer.live || this.objects === undefined) return undefined;
+    this.drops = 0;
     return this.objects.filter((va) => va.spec?.nodeName === node && isBlocking(va));
   }
 

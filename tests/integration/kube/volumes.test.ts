@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import { KubeClients } from "../../../provider/kube/client";
 import { VolumeAttachmentCache, waitForVolumeDetach } from "../../../provider/kube/volumes";
 import { onFileEnd } from "../../support/fixtures";
-import { kubeConfigOf, testControlPlane } from "../../support/kube";
+import { freshNamespace, kubeConfigOf, serviceAccountKubeconfig, testControlPlane } from "../../support/kube";
 import { delay } from "./helpers";
 
 /** Resolves with the promise's value, or "pending" if it has not settled within `ms`. */
@@ -85,7 +85,7 @@ describe("integration: kube port — volume detach before reboot", function () {
   it("issue 23: with the port's cache (one watch of every VolumeAttachment), a node with nothing attached costs no request, and an attachment made since is still waited for", async () => {
     const { c, node, attach, setAttached } = await setup();
     const id = `${process.pid}-${counter}`;
-    const cache = new VolumeAttachmentCache(c, () => undefined);
+    const cache = new VolumeAttachmentCache(c);
     onFileEnd(async () => cache.stop());
     // The first wait starts the cache and lists as before (the cache cannot answer yet).
     await waitForVolumeDetach(c, `${node}-first`, { timeoutMs: 60000 }, () => undefined, cache);
@@ -106,5 +106,41 @@ describe("integration: kube port — volume detach before reboot", function () {
     assert.equal(await settledWithin(wait, 1000), "pending", "holds while the volume is attached");
     await setAttached(`va-late-${id}`, false);
     assert.equal(await settledWithin(wait, 10000), undefined, "resolves once it is detached");
+  });
+
+  it("issue 23: a kubeconfig that may list VolumeAttachments but not watch them: the cache gives up after a few tries, quietly, and every wait lists", async () => {
+    const cp = await testControlPlane();
+    const ns = await freshNamespace(cp, "va");
+    const kc = kubeConfigOf(cp);
+    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name: `${ns}-va` }, rules: [{ apiGroups: ["storage.k8s.io"], resources: ["volumeattachments"], verbs: ["list"] }] } });
+    await rbac.createClusterRoleBinding({ body: {
+      metadata: { name: `${ns}-va` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${ns}-va` },
+      subjects: [{ kind: "ServiceAccount", name: "pipeline", namespace: ns }],
+    } });
+    onFileEnd(async () => {
+      await rbac.deleteClusterRoleBinding({ name: `${ns}-va` }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name: `${ns}-va` }).catch(() => undefined);
+    });
+    const c = new KubeClients(await serviceAccountKubeconfig(cp, ns, "pipeline"));
+    onFileEnd(async () => c.close());
+    const cache = new VolumeAttachmentCache(c);
+    onFileEnd(async () => cache.stop());
+    const logged: string[] = [];
+    const node = `va-node-${process.pid}-${counter++}-listonly`;
+    for (let i = 0; i < 3; i++) await waitForVolumeDetach(c, node, { timeoutMs: 10000 }, (l) => logged.push(l), cache);
+    // Its watch is refused each time it is opened (backoff 0.1, 0.2, 0.4 s…): given up after three, it opens no more.
+    let watches = -1;
+    for (let i = 0; watches !== c.stats().watches; i++) {
+      assert.ok(i < 8, `the cache still opens watches (${c.stats().watches})`);
+      watches = c.stats().watches;
+      await delay(1500);
+    }
+    assert.ok(watches >= 3 && watches <= 4, `${watches} watches opened before it gave up`);
+    assert.equal(cache.blocking(node), undefined, "a cache that gave up never answers");
+    const before = c.stats().requests;
+    await waitForVolumeDetach(c, node, { timeoutMs: 10000 }, (l) => logged.push(l), cache);
+    assert.equal(c.stats().requests - before, 1, "the wait lists");
+    assert.deepEqual(logged, [], "nothing said about the cache's watch");
   });
 });
