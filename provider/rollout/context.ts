@@ -118,8 +118,9 @@ export class RunContext {
   }
 
   /**
-   * Resolves at the first change of `name`'s Ready, version or boot id on the Node watch after the call, or when `signal` aborts;
-   * without a watch only at the abort (the caller polls anyway). A hint for the Talos wait (UpgradeNodeOptions.nodeChanged).
+   * Resolves at the first change of `name`'s Ready, version or boot id on the Node watch after the call, or when
+   * `signal` aborts; without a watch only at the abort (the caller polls anyway). A hint for the Talos wait
+   * (UpgradeNodeOptions.nodeChanged).
    */
   async machineChanged(name: string, signal: AbortSignal): Promise<void> {
     const nodes = this.nodes;

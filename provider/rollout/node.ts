@@ -3,9 +3,9 @@
 // Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
 // held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
 // id on the target version; its Node must report Ready on the target, and the node is uncordoned (a worker as soon as
-// its Node reports that, even before Talos answers). A failure after
-// the install leaves the node armed, which the status says. Only the node timeout aborts an upgrade in flight; a
-// cancel or a lost lease stops the run before the next node instead.
+// its Node reports that, even before Talos answers). A failure after the install leaves the node armed, which the
+// status says. Only the node timeout aborts an upgrade in flight; a cancel or a lost lease stops the run before the
+// next node instead.
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
 import { portErrorKind, type Machine, type NodeUpgradeStep } from "./ports";
@@ -108,11 +108,11 @@ interface LiftOnReport {
 
 /**
  * Lifts a worker's cordon (ours) as soon as the run's Node watch shows its Node Ready on the target from a new boot —
- * a boot id other than the one it showed when the reboot was asked, so not the status from before the reboot — while Talos is
- * still being asked whether the node is back: the uncordon leaves the node's critical path (issue 23). talosctl's
- * order holds (Ready on the target, then the uncordon: cmd/talosctl/cmd/talos/drain.go uncordonNodes, talos v1.13.0),
- * and a node that fails after it is uncordoned anyway (upgradeNode's catch). Nothing without a Node watch or a boot id
- * on the Node: then the cordon is lifted after Talos' answer, as before.
+ * a boot id other than the one it showed when the reboot was asked, so not the status from before the reboot — while
+ * Talos is still being asked whether the node is back: the uncordon leaves the node's critical path (issue 23).
+ * talosctl's order holds (Ready on the target, then the uncordon: cmd/talosctl/cmd/talos/drain.go uncordonNodes, talos
+ * v1.13.0), and a node that fails after it is uncordoned anyway (upgradeNode's catch). Nothing without a Node watch or
+ * a boot id on the Node: then the cordon is lifted after Talos' answer, as before.
  */
 function liftWhenReported(ctx: RunContext, machine: Machine, target: string): LiftOnReport | undefined {
   if (!machine.bootId) return undefined;
@@ -126,7 +126,8 @@ function liftWhenReported(ctx: RunContext, machine: Machine, target: string): Li
       asked = m.bootId;
       return false;
     }
-    return asked !== undefined && m.bootId !== undefined && m.bootId !== asked && m.ready && m.talosVersion !== undefined && sameVersion(m.talosVersion, target);
+    const onTarget = m.talosVersion !== undefined && sameVersion(m.talosVersion, target);
+    return asked !== undefined && m.bootId !== undefined && m.bootId !== asked && m.ready && onTarget;
   };
   const watching = ctx.machineWhen(machine.name, reported, stop.signal).then((m) => {
     if (m && !stop.signal.aborted) lifting = ctx.kube.uncordon(machine.name, ctx.opts.holder).then(() => true, () => false);
