@@ -91,12 +91,11 @@ export async function waitForVolumeDetach(
   const { timeoutMs, signal, onBlocking } = opts;
   if (signal?.aborted) throw new KubeError(msg.volumeWaitCancelled(node));
   if (cache?.blocking(node)?.length === 0) return;
-  const listNow = () => listVolumes(c);
   // One list first: a node with nothing attached (the usual worker) needs no watch. Opening one per node put a watch
   // (its own TLS connection) on every node's critical path (issue 23); only a node that waits watches, from this list.
   let first: Awaited<ReturnType<typeof listVolumes>> | undefined;
   try {
-    first = await retryTransient(listNow);
+    first = await retryTransient(() => listVolumes(c));
   } catch (err) {
     throw new KubeError(msg.volumesListFailed(node, apiMessage(err), statusOf(err)), statusOf(err));
   }
@@ -107,7 +106,7 @@ export async function waitForVolumeDetach(
     list: () => {
       const listed = first;
       first = undefined;
-      return listed ? Promise.resolve(listed) : listNow();
+      return listed ? Promise.resolve(listed) : listVolumes(c);
     },
     filter: (va) => va.spec?.nodeName === node,
     log,
