@@ -148,16 +148,34 @@ export async function readMachine(c: KubeClients, name: string): Promise<Machine
   }
 }
 
-/** Sets spec.unschedulable (JSON patch `add` works whether or not the field is present). */
 /** JSON-patch path of an annotation key ("/" escaped as "~1"). */
 const annotationPath = (key: string) => `/metadata/annotations/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
 
 /**
+ * The patch that cordons a schedulable Node as `owner`, without a read: it applies only while `/spec/unschedulable` is
+ * absent (the API server omits false) — a JSON-patch test for null passes on a missing key (gopkg.in/evanphx/json-patch.v4
+ * v4.13.0 patch.go `test`, the API server's JSON patch) and fails on `true` — and the Node has annotations.
+ */
+const claimCordon = (owner: string): object[] => [
+  { op: "test", path: "/spec/unschedulable", value: null },
+  { op: "add", path: annotationPath(CORDONED_BY_ANNOTATION), value: owner },
+  { op: "add", path: "/spec/unschedulable", value: true },
+];
+
+/**
  * Cordons `node` as `owner` (spec.unschedulable + the owner's mark), unless it is already unschedulable: a cordon
- * someone else set is never claimed. The patch tests the resourceVersion it decided on, so a cordon set in between is
- * not claimed either (the decision is re-made on a fresh read).
+ * someone else set is never claimed. First one patch that tests the Node is schedulable (issue 23: a read and a patch
+ * were on every node's critical path); when that test fails (cordoned already, or no annotations yet) or the patch
+ * fails otherwise, the Node is read and decided on: that patch tests the resourceVersion it decided on, so a cordon
+ * set in between is not claimed either.
  */
 export async function cordon(c: KubeClients, node: string, owner: string): Promise<boolean> {
+  try {
+    await c.objects.sendRaw("PATCH", `/api/v1/nodes/${encodeURIComponent(node)}`, claimCordon(owner));
+    return true;
+  } catch {
+    // decided on a fresh read below, which also reports what failed
+  }
   return ownedPatch(c, node, "cordon", (n) => {
     if (n.spec?.unschedulable) return undefined;
     return [

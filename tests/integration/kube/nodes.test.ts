@@ -10,12 +10,14 @@ import { collator } from "../../../provider/kube/nodes";
 import { delay, harness, Harness } from "./helpers";
 
 let nodeCounter = 0;
-async function createNode(h: Harness, opts: { controlPlane?: boolean; ready?: boolean; osImage?: string; set?: string; ip?: string }) {
+async function createNode(h: Harness, opts: { controlPlane?: boolean; ready?: boolean; osImage?: string; set?: string; ip?: string; bare?: boolean }) {
   const name = `node-${process.pid}-${Date.now().toString(36)}-${nodeCounter++}`;
   const labels: Record<string, string> = { "kubernetes.io/hostname": name };
   if (opts.controlPlane) labels["node-role.kubernetes.io/control-plane"] = "";
   if (opts.set) labels["talos-gate.dev/machine-set"] = opts.set;
-  await h.core.createNode({ body: { metadata: { name, labels } } });
+  // A kubelet registers its Node with annotations (`bare`: none, as no kubelet would).
+  const annotations = opts.bare ? undefined : { "volumes.kubernetes.io/controller-managed-attach-detach": "true" };
+  await h.core.createNode({ body: { metadata: { name, labels, annotations } } });
   const now = wholeSecond();
   await h.core.patchNodeStatus({
     name,
@@ -185,12 +187,13 @@ describe("integration: kube port — nodes and drain", function () {
   it('drain "auto" lists the pods once, after the cordon, and asks the run\'s Node watch where they could go', async () => {
     const h = await harness();
     const ns = await freshNamespace(await testControlPlane(), "auto");
-    // An empty node: the cordon (read + patch) and one listing, which ends the drain (issue 23: it was listed twice).
+    // An empty node: the cordon (one patch) and one listing, which ends the drain (issue 23: it was listed twice, and
+    // the cordon read the Node first).
     const empty = await createNode(h, {});
     const before = h.kube.stats().byMethod;
     assert.deepEqual(await h.kube.drain(empty, { timeoutMs: 10000, owner: "test", mode: "auto" }), { drained: true });
     const after = h.kube.stats().byMethod;
-    assert.deepEqual([(after.GET ?? 0) - (before.GET ?? 0), (after.PATCH ?? 0) - (before.PATCH ?? 0)], [2, 1], "node read, pod listing; the cordon");
+    assert.deepEqual([(after.GET ?? 0) - (before.GET ?? 0), (after.PATCH ?? 0) - (before.PATCH ?? 0)], [1, 1], "pod listing; the cordon");
     assert.equal((await h.core.readNode({ name: empty })).spec?.unschedulable, true);
 
     // With a run's Node watch, its answer decides: here the watch holds no other usable node, while the API server has
@@ -202,7 +205,7 @@ describe("integration: kube port — nodes and drain", function () {
     try {
       const outcome = await drain(c, node, { timeoutMs: 10000, owner: "test", mode: "auto" }, () => undefined, () => []);
       assert.deepEqual(outcome, { drained: false, why: "nowhere", pods: [`${ns}/web-0`], pdbs: [] });
-      assert.equal(c.stats().byMethod.GET, 3, "node read, pod listing, the namespace's budgets: no Node page read");
+      assert.equal(c.stats().byMethod.GET, 2, "pod listing, the namespace's budgets: no Node read (the cordon is one patch), no Node page read");
     } finally {
       c.close();
     }
@@ -222,6 +225,38 @@ describe("integration: kube port — nodes and drain", function () {
     assert.notEqual(n.spec?.unschedulable, true, "uncordoned");
     assert.equal(n.metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined, "the mark is gone with the cordon");
     assert.equal(await h.kube.uncordon(node, "pulumi:p/s/talos"), false, "no mark any more: nothing lifted");
+  });
+
+  it("issue 23: cordoning a schedulable Node is one patch without a read, also after an uncordon; the rest is read first", async () => {
+    const h = await harness();
+    const requests = () => ({ ...h.kube.stats().byMethod });
+    const delta = (before: Record<string, number>) => {
+      const after = h.kube.stats().byMethod;
+      return [(after.GET ?? 0) - (before.GET ?? 0), (after.PATCH ?? 0) - (before.PATCH ?? 0)];
+    };
+    // A Node without annotations (a kubelet always writes some): the one patch cannot apply; read, then patched.
+    const bare = await createNode(h, { bare: true });
+    let before = requests();
+    assert.equal(await h.kube.cordon(bare, "pulumi:p/s/talos"), true);
+    assert.deepEqual(delta(before), [1, 2], "the patch refused, a read, the patch decided on it");
+    assert.equal((await h.core.readNode({ name: bare })).metadata?.annotations?.["talos-gate.dev/cordoned-by"], "pulumi:p/s/talos");
+
+    const node = await createNode(h, {});
+    for (const round of ["first", "after an uncordon (unschedulable: false is not stored)"]) {
+      before = requests();
+      assert.equal(await h.kube.cordon(node, "pulumi:p/s/talos"), true, round);
+      assert.deepEqual(delta(before), [0, 1], `${round}: one patch, no read`);
+      const n = await h.core.readNode({ name: node });
+      assert.equal(n.spec?.unschedulable, true, round);
+      assert.equal(n.metadata?.annotations?.["talos-gate.dev/cordoned-by"], "pulumi:p/s/talos", round);
+      assert.equal(await h.kube.uncordon(node, "pulumi:p/s/talos"), true, round);
+    }
+    // Cordoned already (ours from a killed run, or anyone's): the patch's test refuses it, the read decides: not claimed.
+    await h.core.patchNode({ name: node, body: [{ op: "add", path: "/spec/unschedulable", value: true }] });
+    before = requests();
+    assert.equal(await h.kube.cordon(node, "pulumi:p/s/talos"), false, "already cordoned: not claimed");
+    assert.deepEqual(delta(before), [1, 1], "the patch refused by its test, a read, nothing patched");
+    assert.equal((await h.core.readNode({ name: node })).metadata?.annotations?.["talos-gate.dev/cordoned-by"], undefined);
   });
 
   it("cordons are owned: an administrator's cordon is never claimed nor lifted, another owner's is left alone", async () => {
