@@ -10,7 +10,7 @@ import { MIRROR_POD_ANNOTATION } from "./labels";
 import { msg } from "./messages";
 import { cordon, retryTransient } from "./nodes";
 import { casualtiesOf, listBudgets, podsWithNowhereToGo } from "./placement";
-import type { DrainMode, DrainOutcome } from "../rollout/ports";
+import type { DrainMode, DrainOptions, DrainOutcome } from "../rollout/ports";
 import { selectorMatches } from "./selector";
 
 const POLL_MS = 250;
@@ -41,7 +41,7 @@ const key = (pod: k8s.V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name
 export async function drain(
   c: KubeClients,
   node: string,
-  opts: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode },
+  opts: DrainOptions,
   log: (line: string) => void,
   /** The Nodes as the run's Node watch holds them (machinewatch.ts LiveNodes); undefined: read them. */
   liveNodes?: () => readonly k8s.V1Node[] | undefined,
@@ -53,7 +53,7 @@ export async function drain(
   };
   check();
   const mode = opts.mode ?? "always";
-  await cordon(c, node, opts.owner);
+  if (!opts.cordoned) await cordon(c, node, opts.owner);
   // Listed after the cordon, to decide; that listing is also the drain's first round (nothing is scheduled onto the
   // node after the cordon, so an empty one ends the drain): one listing per node on the critical path, not two.
   let listed = mode === "always" ? undefined : await podsToEvict(c, node);

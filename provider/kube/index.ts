@@ -1,7 +1,7 @@
 // The Kubernetes port: `KubeApi` (provider/rollout/ports.ts) on @kubernetes/client-node, plus what the Pulumi handlers
 // and the CLI need beyond the rollout loop (manifests, Job dry run, events, flush, request statistics).
 import type {
-  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, DrainMode, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
+  ApplyManifestsOptions, ApplyManifestsResult, CheckOutcome, DrainOptions, HealthcheckJob, KubeApi, Lease, Machine, Manifest, ObjectSelection,
   ObjectWatch, RolloutEvent, VolumeDetachOptions,
 } from "../rollout/ports";
 import { KubeClients, KubeStats } from "./client";
@@ -54,11 +54,6 @@ export interface KubeApiOptions {
 
 /** The port and what only the handlers, the CLI and tests use of it (the rollout never calls these). */
 export interface KubeClient extends KubeApi {
-  /**
-   * Cordons the node and marks the cordon as `owner`'s. A node that is already unschedulable (an administrator's or
-   * Talos' cordon) is left as it is and not claimed. Resolves whether this call cordoned it.
-   */
-  cordon(node: string, owner: string): Promise<boolean>;
   /** Server-side apply of supporting manifests (modes full / one-time, pruning for full). */
   applyManifests(manifests: Manifest[], opts: ApplyManifestsOptions): Promise<ApplyManifestsResult>;
   /** Server-side dry-run create of a composed runner Job; throws naming the Job if the cluster would reject it. */
@@ -113,7 +108,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     cordon: (node: string, owner: string) => cordon(c, node, owner),
     uncordon: (node: string, owner: string) => uncordon(c, node, owner),
     dropStaleCordonMark: (node: string) => dropStaleCordonMark(c, node),
-    drain: (node: string, o: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }) => drain(c, node, o, log, () => live.nodes()),
+    drain: (node: string, o: DrainOptions) => drain(c, node, o, log, () => live.nodes()),
     acquireLease: (o: { cluster: string; holder: string; durationSeconds?: number }): Promise<Lease> => acquireLease(c, o, log),
     writeStatus: (cluster: string, status: unknown) => mirror.write(cluster, status),
     readStatus: (cluster: string) => mirror.read(cluster),

@@ -7,11 +7,17 @@ import type { RunContext } from "./context";
 import type { Machine } from "./ports";
 import * as msg from "./messages";
 
-/** `legacy`: the legacy Upgrade follows, which runs Talos' own drain anyway (the warning says so). */
-export async function drainBeforeReboot(ctx: RunContext, machine: Machine, signal: AbortSignal, legacy: boolean): Promise<void> {
+/**
+ * `legacy`: the legacy Upgrade follows, which runs Talos' own drain anyway (the warning says so). `cordoning`: the
+ * cordon sent earlier (as the pull started, rollout/node.ts); awaited here, and its failure is the drain's.
+ */
+export async function drainBeforeReboot(
+  ctx: RunContext, machine: Machine, signal: AbortSignal, legacy: boolean, cordoning?: Promise<unknown>,
+): Promise<void> {
   const { opts } = ctx;
+  if (cordoning) await cordoning;
   const outcome = await ctx.kube.drain(machine.name, {
-    timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal, mode: opts.drain ?? "auto",
+    timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal, mode: opts.drain ?? "auto", cordoned: cordoning !== undefined,
   });
   if (outcome.drained) return;
   ctx.warn(msg.nodeNotDrained(machine.name, outcome.why, outcome.pods, outcome.pdbs, legacy));

@@ -1,5 +1,5 @@
 // One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
-// port pulls and installs (>= 1.13), has the node drained right before the call that takes it down (through the
+// port pulls and installs (>= 1.13; the node is cordoned as the pull starts), has the node drained right before the call that takes it down (through the
 // Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
 // held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
 // id on the target version; its Node must report Ready on the target, and the node is uncordoned (a worker as soon as
@@ -32,6 +32,12 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
   let apiAway = false;
   /** A worker's cordon lifted as soon as its Node reports the new boot (started once the reboot is asked). */
   let liftOnReport: LiftOnReport | undefined;
+  /**
+   * The cordon, sent as the pull starts (the LifecycleService path): its round trip overlaps the pull and install
+   * instead of opening the drain (issue 23), and no pod is scheduled onto a node whose reboot is minutes away. Awaited
+   * by the drain; settled before any uncordon, so a lift never lands before it.
+   */
+  let cordoning: Promise<boolean> | undefined;
   const stepped = (step: NodeUpgradeStep) => {
     lastStep = step;
     lastStepAt = ctx.now();
@@ -49,7 +55,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
         // Like Omni on the LifecycleService path (here on both paths): a control plane hands etcd leadership over before
         // it goes down.
         await forfeitLeadership(ctx, machine, bound.signal);
-        await drainBeforeReboot(ctx, machine, bound.signal, !installed);
+        await drainBeforeReboot(ctx, machine, bound.signal, !installed, cordoning);
         await waitVolumesDetached(ctx, machine, bound.signal);
         apiAway = await holdLeaseThroughReboot(ctx, machine, started);
         // Asked again for this very node, right before it goes down: the gate's answer may be stale (pull, install
@@ -61,6 +67,10 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
         });
       },
       onStep: (step, detail) => {
+        if (step === "pulling" && !cordoning) {
+          cordoning = ctx.kube.cordon(machine.name, opts.holder);
+          cordoning.catch(() => undefined); // its failure is the drain's (or moot if the pull fails first)
+        }
         if (step === "rebooting") armed = false; // the reboot into it is on its way: the wait decides from here
         if (step === "rebooting" && machine.role === "worker") liftOnReport ??= liftWhenReported(ctx, machine, target);
         stepped(step);
@@ -86,6 +96,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     // A failed node (drain refused, back on the old version, not back in time) must not stay unschedulable because
     // of us: our cordon is lifted, any other stays.
     await liftOnReport?.end();
+    await cordoning?.catch(() => undefined); // a cordon still on its way would land after the lift
     await ctx.kube.uncordon(machine.name, opts.holder).catch((err) => ctx.warn(msg.uncordonFailed(machine.name, errorText(err))));
     // Installed and not rebooted: the new version boots at the node's next reboot, whoever causes it (issue 18.4).
     if (armed) await ctx.emit({ type: "NodeArmed", at: ctx.now(), node: machine.name, version: target }, true);

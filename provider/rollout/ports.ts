@@ -66,6 +66,15 @@ export type DrainMode = "auto" | "always" | "never";
 /** Whether a control plane may go down although etcd loses quorum for its reboot (2 control planes). */
 export type EtcdQuorumLoss = "refuse" | "allow";
 
+export interface DrainOptions {
+  timeoutMs: number;
+  owner: string;
+  signal?: AbortSignal;
+  mode?: DrainMode;
+  /** The caller has cordoned the node already (`cordon`, settled): the drain starts with the listing. */
+  cordoned?: boolean;
+}
+
 /** A drain's outcome: drained, or only cordoned, with the pods that go down with the node and the budgets that breaks. */
 export type DrainOutcome =
   | { drained: true }
@@ -150,7 +159,12 @@ export interface KubeApi {
    * blockers. With `mode` "never", or "auto" when no other node could take any of its pods, the node is only cordoned
    * and the outcome names what goes down with it.
    */
-  drain(node: string, opts: { timeoutMs: number; owner: string; signal?: AbortSignal; mode?: DrainMode }): Promise<DrainOutcome>;
+  drain(node: string, opts: DrainOptions): Promise<DrainOutcome>;
+  /**
+   * Cordons the node and marks the cordon as `owner`'s. A node that is already unschedulable (an administrator's or
+   * Talos' cordon) is left as it is and not claimed. Resolves whether this call cordoned it.
+   */
+  cordon(node: string, owner: string): Promise<boolean>;
   /** Lifts the cordon only if `owner` set it (its mark is on the Node); any other cordon stays. Resolves whether it did. */
   uncordon(node: string, owner: string): Promise<boolean>;
   /** Removes talos-gate's cordon mark from a schedulable Node (a stale mark); resolves whether it did. */

@@ -10,7 +10,7 @@ import { pipelineRbac } from "../../../provider/kube/rbac";
 import { runRollout } from "../../../provider/rollout/run";
 import type { TalosApiImpl } from "../../../provider/talos";
 import type { SimCluster } from "../../../sim/cluster";
-import { adapters, clients, configMapGateCheck, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, until, versions, rejection } from "./helpers";
+import { adapters, clients, configMapGateCheck, delay, FROM, grantGateRead, recordBoots, runOptions, setGate, sim, TARGET, until, versions, rejection } from "./helpers";
 
 const CLUSTER = "safety";
 const NEXT = "v1.13.3";
@@ -312,5 +312,49 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.8" }));
     assert.equal(done.phase, "Done");
     assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.8"]));
+  });
+
+  it("issue 23: on the >= 1.13 path a node is cordoned (ours) while its image is pulled; a pull that fails leaves it schedulable", async () => {
+    // From v1.13.8 everywhere (the previous test). Pulls take 1.5 s; w-2's fails at once, 2.5 s before its cordon
+    // lands (held that long on its way, longer than the run takes to end after the failure, whose own lift of leftover
+    // cordons would otherwise hide it): the node's lift after the failure must come after it.
+    const holder = runOptions(CLUSTER).holder;
+    const cordons: Promise<unknown>[] = [];
+    const slowCordons: KubeClient = {
+      ...kube,
+      cordon: (node, owner) => {
+        const landed = delay(node === "w-2" ? 2500 : 0).then(() => kube.cordon(node, owner));
+        cordons.push(landed.catch(() => undefined));
+        return landed;
+      },
+    };
+    const pullMs = s.talos.timing.pullMs;
+    s.talos.timing.pullMs = 1500;
+    s.talos.node("w-2").faults.pullFailure = "manifest unknown";
+    const machine = async (name: string) => (await kube.listMachines()).find((m) => m.name === name)!;
+    let cordonedWhilePulling = false;
+    const watching = until("w-1 cordoned by the run before its installer is installed", async () => {
+      const w1 = await machine("w-1");
+      cordonedWhilePulling = w1.cordonedBy === holder && !/:v1\.13\.9$/.test(s.talos.node("w-1").stagedImage ?? "");
+      return cordonedWhilePulling;
+    }, 30_000).catch(() => undefined);
+    let failed;
+    try {
+      failed = await rejection(runRollout(slowCordons, talos, runOptions(CLUSTER, { targetVersion: "v1.13.9" })));
+    } finally {
+      s.talos.timing.pullMs = pullMs;
+      s.talos.node("w-2").faults.pullFailure = undefined;
+    }
+    await watching;
+    await Promise.all(cordons); // every cordon the run sent has landed by now
+    assert.ok(cordonedWhilePulling, "before the change the cordon was sent after the install, as the drain began");
+    assert.match(failed.message, /^upgrade of node w-2 failed: .*manifest unknown/);
+    const w2 = await machine("w-2");
+    assert.equal(w2.cordoned, false, "the failed pull's node is schedulable again (its cordon landed after the failure)");
+    assert.equal(w2.cordonedBy, undefined, "and carries no mark");
+    assert.equal((await machine("w-1")).cordoned, false, "w-1, upgraded, was uncordoned");
+    const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.9" }));
+    assert.equal(done.phase, "Done");
+    assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.9"]));
   });
 });
