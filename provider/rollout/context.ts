@@ -1,6 +1,7 @@
 // What every named part of a run shares: the options, the ports, the clock, the current status (changed only through
 // `emit`, which reduces the event, prints its progress line and mirrors the status into the cluster), the stop signal
 // (cancelled, lease lost, or asked to stop through the cluster) and the live machines.
+import { PreparedImages } from "./prepare";
 import type { Clock } from "./clock";
 import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
 import type { RunOptions } from "./run";
@@ -31,6 +32,8 @@ export class RunContext {
   private listing: Promise<Machine[]> | undefined;
   /** Every Node, kept current by one watch, when the port can (otherwise reads list, and waits poll). */
   private readonly nodes: MachineWatch | undefined;
+  /** The next wave's installer images, read while its gate runs. */
+  readonly prepared: PreparedImages;
 
   constructor(
     readonly kube: KubeApi,
@@ -44,6 +47,7 @@ export class RunContext {
     this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
     this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
     this.nodes = kube.watchMachines();
+    this.prepared = new PreparedImages((m, target) => opts.installerImage(m, target), () => clock.now());
   }
 
   now(): number {

@@ -43,10 +43,12 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     lastStepAt = ctx.now();
   };
   try {
-    // The node's own installer (its platform, schematic, extensions) unless the user chose one: read before it changes,
-    // while the Talos port takes its first look at the node (one round trip less on the node's critical path).
+    // The node's own installer (its platform, schematic, extensions) unless the user chose one: read while the wave's
+    // gate ran (prepare.ts), or now, while the Talos port takes its first look at the node. Known at the start and with
+    // the Node reporting a version with ImageService, the port sends the pull beside that look (issue 23).
     const result = await ctx.talos.upgradeNode(machine.address, {
-      image: Promise.resolve().then(() => opts.installerImage(machine, target)),
+      image: ctx.prepared.take(machine.name, target) ?? Promise.resolve().then(() => opts.installerImage(machine, target)),
+      ...(machine.talosVersion !== undefined ? { expectedVersion: machine.talosVersion } : {}),
       targetVersion: target,
       nodeTimeoutMs: opts.nodeTimeoutMs,
       signal: bound.signal,

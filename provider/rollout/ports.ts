@@ -288,6 +288,12 @@ export interface UpgradeNodeOptions {
    * (its own platform and schematic): the adapter reads the node's version and boot id meanwhile (issue 23.2).
    */
   image: string | Promise<string>;
+  /**
+   * The version the node is expected to run (its Node's report). When it and the target have ImageService and the
+   * image is known at the start, the pull is sent at once, beside the first look (issue 23); the look still decides
+   * whether the node is upgraded at all, and on which path.
+   */
+  expectedVersion?: string;
   /** Version the node must report afterwards, e.g. "v1.13.2". */
   targetVersion: string;
   /** The node must be back (new boot id and target version) within this time. */

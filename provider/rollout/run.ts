@@ -273,6 +273,11 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
       checkWindow(ctx);
       if (lastBackAt !== undefined) await soak(ctx, conditions, wave.machines[0].name, lastBackAt);
     }
+    // The wave's installer images are read from its nodes while the gate runs (issue 23): known when the nodes start.
+    ctx.prepared.start(wave.machines.flatMap((p) => {
+      const m = machines.find((x) => x.name === p.name);
+      return m?.ready ? [{ machine: m, target: p.to }] : [];
+    }));
     // A revert skips the user's gates, never the safety rules: nodes in flight Ready, the other control planes Ready,
     // etcd's consent before a control plane (issue 18.1: a revert once took a second control plane down).
     await holdGate(ctx, waveNo, wave, inFlight, conditions, { userGates: upgrading });

@@ -203,7 +203,8 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   // Where is the node now? (waits through a reboot left over from an interrupted run.) Version and boot id are asked at
   // once, the event stream is opened with them (its hello is in by the time they answer), and the installer image may
   // still be being read from the node meanwhile (its own platform and schematic; checked against the target right
-  // after): four round trips on each node's critical path were one after the other (issue 23.2).
+  // after): four round trips on each node's critical path were one after the other (issue 23.2). An image known already
+  // is pulled meanwhile too (earlyPull).
   const imageRead = Promise.resolve(opts.image);
   imageRead.catch(() => undefined); // awaited below; not unhandled when the first look fails first
   const u = nodeUpgrade(client, node, opts, tuning,
@@ -214,6 +215,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   let looks = 0;
   let image: string;
   let watch = new SequenceWatch(client, node);
+  const early = earlyPull(u, opts);
   try {
     await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
       looks++;
@@ -227,11 +229,13 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     u.target = targetVersion(image, opts.targetVersion);
   } catch (err) {
     watch.close();
+    early?.cancel();
     throw err;
   }
   const { target } = u;
   if (sameVersion(from, target)) {
     watch.close();
+    early?.cancel();
     return { path: "none", fromVersion: from, toVersion: from, oldBootId, newBootId: oldBootId };
   }
   if (looks > 1 || watch.ended) {
@@ -256,7 +260,8 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     if (path === "lifecycle") {
       step("pulling", image);
       try {
-        await client.pull(node, image, { signal, timeoutMs: opts.nodeTimeoutMs });
+        // Pulled already beside the first look, or pulled now (also when that pull failed: the node was down, ...).
+        if (!(early?.image === image && (await early.pulled))) await client.pull(node, image, { signal, timeoutMs: opts.nodeTimeoutMs });
       } catch (err) {
         if ((err as TalosError).code !== "UNIMPLEMENTED") throw err;
         path = "legacy"; // the node does not have the new API after all (terraform-provider-talos does the same)
@@ -329,7 +334,32 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     return { path, fromVersion: from, toVersion: target, oldBootId, newBootId };
   } finally {
     watch.close();
+    early?.cancel();
   }
+}
+
+/** A pull sent before the first look: whether it succeeded (never throws), and how to stop it when it is not needed. */
+interface EarlyPull {
+  image: string;
+  pulled: Promise<boolean>;
+  cancel(): void;
+}
+
+/**
+ * Sends the pull at once when the image is known and the node is expected (its Node's report) on a version with
+ * ImageService, as is the target: the pull then overlaps the first look instead of following it (issue 23). Pulling
+ * changes nothing the node runs or boots, so a pull the look finds unneeded (the node is on the target, or on the
+ * legacy path) is only stopped. Node routing needs Talos >= v1.2: the image read ahead asked the node's Version and
+ * refused older ones (facts.ts), and a node expected on >= v1.13 that runs < v1.2 does not happen.
+ */
+function earlyPull(u: NodeUpgrade, opts: UpgradeNodeOptions): EarlyPull | undefined {
+  const { image, expectedVersion } = opts;
+  if (typeof image !== "string" || expectedVersion === undefined || sameVersion(expectedVersion, u.target)) return undefined;
+  if (!supportsLifecycleApi(expectedVersion) || !supportsLifecycleApi(u.target)) return undefined;
+  const stop = new AbortController();
+  const signal = u.signal ? AbortSignal.any([u.signal, stop.signal]) : stop.signal;
+  const pulled = u.client.pull(u.node, image, { signal, timeoutMs: opts.nodeTimeoutMs }).then(() => true, () => false);
+  return { image, pulled, cancel: () => stop.abort() };
 }
 
 /**

@@ -237,4 +237,37 @@ describe("integration: rollout — Omni's gated upgrade flow on the sim (real ad
     const node = await kube.readMachine!("w-1");
     assert.deepEqual([node?.cordoned, node?.talosVersion], [false, "v1.13.4"]);
   });
+
+  it("issue 23: each wave's installer image is read while its gate holds; its node starts with the image known", async () => {
+    await setGate(clients(s).core, GATE_CM, false);
+    const reads: string[] = [];
+    const starts: string[] = [];
+    const api = createTalosApi(s.talosconfig);
+    const upgradeNode = api.upgradeNode;
+    api.upgradeNode = (address, o) => {
+      starts.push(`${typeof o.image === "string" ? "image known" : "image still read"}, expected on ${o.expectedVersion}`);
+      return upgradeNode(address, o);
+    };
+    let last: UpgradeStatus | undefined;
+    const run = runRollout(kube, api, runOptions(CLUSTER, {
+      targetVersion: "v1.13.5", lastUpgradeVersion: "v1.13.4", healthchecks: [configMapGateCheck(CLUSTER, GATE_CM)],
+      installerImage: (m, v) => {
+        reads.push(m.name);
+        return `ghcr.io/siderolabs/installer:${v}`;
+      },
+      onStatus: (st) => (last = st),
+    }));
+    run.catch(() => undefined); // awaited below
+    try {
+      await until("the gate to hold", () => last?.gate === "held");
+      assert.deepEqual(reads, ["cp-1"], "the first wave's image is read while its gate holds");
+      assert.deepEqual(starts, []);
+      await setGate(clients(s).core, GATE_CM, true);
+      assert.equal((await run).phase, "Done");
+    } finally {
+      api.close();
+    }
+    assert.deepEqual(reads, ["cp-1", "cp-2", "cp-3", "w-1"], "each read once, ahead");
+    assert.deepEqual(starts, Array(4).fill("image known, expected on v1.13.4"), "before the change each node's image was still being read as it started");
+  });
 });

@@ -20,6 +20,8 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         spec("w-5", 7, "v1.13.1"),
         spec("w-6", 8, "v1.13.1"),
         spec("w-7", 9, "v1.13.1"),
+        spec("w-8", 10, "v1.13.1"),
+        spec("w-9", 11, "v1.13.1"),
       ],
     });
   });
@@ -245,6 +247,59 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     clearTimeout(late);
     assert.equal(res.toVersion, "v1.13.2");
     assert.deepEqual(order, ["pull", "lifecycleUpgrade", "hello released", "reboot"]);
+  });
+
+  it("issue 23: an image known at the start, on a node expected on >= 1.13, is pulled beside the first look, once; not on a node expected on the legacy path", async () => {
+    const { api } = h;
+    const ordered = (seen: string[]) => new Proxy(api.client, {
+      get(target, prop, receiver) {
+        const real = Reflect.get(target, prop, receiver);
+        if (prop !== "version" && prop !== "bootId" && prop !== "pull") return typeof real === "function" ? real.bind(target) : real;
+        return async (...args: unknown[]) => {
+          if (prop === "pull") seen.push("pull sent");
+          const answer = await real.apply(target, args);
+          if (prop !== "pull" && !seen.includes("looked")) seen.push("looked");
+          return answer;
+        };
+      },
+    }) as TalosClient;
+    const early: string[] = [];
+    const res = await upgradeNode(ordered(early), "10.5.0.10", {
+      image: image("v1.13.2"), expectedVersion: "v1.13.1", targetVersion: "v1.13.2", nodeTimeoutMs: 10_000,
+    }, { pollIntervalMs: 25 });
+    assert.equal(res.toVersion, "v1.13.2");
+    assert.deepEqual(early, ["pull sent", "looked"], "before the change the pull waited for the look's answer, and was sent once");
+
+    // Expected on v1.12 (the legacy path, no ImageService): the look decides first, as before (here it finds v1.13.1).
+    const after: string[] = [];
+    const res2 = await upgradeNode(ordered(after), "10.5.0.11", {
+      image: image("v1.13.2"), expectedVersion: "v1.12.9", targetVersion: "v1.13.2", nodeTimeoutMs: 10_000,
+    }, { pollIntervalMs: 25 });
+    assert.equal(res2.path, "lifecycle");
+    assert.deepEqual(after, ["looked", "pull sent"]);
+  });
+
+  it("issue 23: a node its Node showed behind but found on the target: the early pull is all it gets (no install, no reboot)", async () => {
+    const { sim, api } = h;
+    const calls: string[] = [];
+    const client = new Proxy(api.client, {
+      get(target, prop, receiver) {
+        const real = Reflect.get(target, prop, receiver);
+        if (prop !== "pull" && prop !== "lifecycleUpgrade" && prop !== "reboot") return typeof real === "function" ? real.bind(target) : real;
+        return (...args: unknown[]) => {
+          calls.push(String(prop));
+          return real.apply(target, args);
+        };
+      },
+    }) as TalosClient;
+    const before = sim.node("w-2").bootId;
+    const res = await upgradeNode(client, "10.5.0.4", {
+      image: image("v1.13.2"), expectedVersion: "v1.13.1", targetVersion: "v1.13.2", nodeTimeoutMs: 5000,
+      beforeReboot: async () => assert.fail("must not drain"),
+    });
+    assert.deepEqual(res, { path: "none", fromVersion: "v1.13.2", toVersion: "v1.13.2", oldBootId: before, newBootId: before });
+    assert.deepEqual(calls, ["pull"]);
+    assert.equal(sim.node("w-2").stagedImage, undefined, "nothing installed");
   });
 
   it("a node already at the target is not touched (path none)", async () => {
