@@ -50,11 +50,17 @@ export interface WaveParts {
   gateToPost?: number;
   postToPass?: number;
   passToStart?: number;
-  /** NodeStarted → the sim's first upgrade call (installer image facts, Version and boot id, the event stream). */
+  /**
+   * NodeStarted → the sim's first upgrade call: the pull, sent at once when the image was read during the gate (else
+   * after the first look: Version and boot id, the installer image facts, the event stream).
+   */
   startToCall: number;
-  /** The first upgrade call → the drain (pull and install). */
+  /** The first upgrade call → the drain (pull, beside the first look; install). */
   callToDrain: number;
-  /** The drain → the reboot asked (cordon, pod listing, VolumeAttachments; a control plane's etcd and Lease). */
+  /**
+   * The drain → the reboot asked (the cordon, sent as the pull began, landed; pod listing, VolumeAttachments; a control
+   * plane's etcd and Lease).
+   */
   drain: number;
   /** The reboot asked → booted again (the Reboot call and the sim's down time). */
   rebootToBooted: number;
@@ -179,9 +185,9 @@ const COLUMNS: Array<[keyof WaveParts, string]> = [
   ["gateToPost", "  GateStarted → Job POST"],
   ["postToPass", "  Job POST → pass (pod Succeeded seen, Job read)"],
   ["passToStart", "  pass → NodeStarted"],
-  ["startToCall", "NodeStarted → first upgrade call (image facts, Version, boot id, events)"],
-  ["callToDrain", "first call → drain (pull, install) [sim node time]"],
-  ["drain", "drain → reboot asked (cordon, pods, VolumeAttachments)"],
+  ["startToCall", "NodeStarted → first upgrade call (the pull; image read during the gate)"],
+  ["callToDrain", "first call → drain (pull beside the first look, install) [sim node time]"],
+  ["drain", "drain → reboot asked (the cordon sent at the pull, pods, VolumeAttachments)"],
   ["rebootToBooted", "reboot asked → booted (Reboot, down time) [sim node time]"],
   ["bootedToBack", "booted → seen back on the target (Talos looks)"],
   ["backToDone", "back → NodeBack (Ready on the target, uncordon)"],

@@ -211,19 +211,19 @@ describe("integration: rollout — a harsher Talos (3 control planes, 1 worker; 
   });
 
   it("18.2 etcd is asked again for the very node right before its Reboot (the gate's answer is stale by then)", async () => {
-    // cp-3's member fails after the gate let cp-2 go (when cp-2's installer image is chosen) and recovers 3 s later.
+    // cp-3's member fails after the gate let cp-2 go (as cp-2 starts) and recovers 3 s later.
     const etcd = s.talos.etcd;
     const { seen: unhealthyAtDown, restore } = watchUnhealthyAtDown(etcd);
     const lines: string[] = [];
     try {
       const done = await runRollout(kube, talos, runOptions("harsh-recheck", {
-        targetVersion: "v1.13.6", lastUpgradeVersion: "v1.13.5", onProgress: (l) => lines.push(l),
-        installerImage: (m, v) => {
-          if (m.name === "cp-2") {
+        targetVersion: "v1.13.6", lastUpgradeVersion: "v1.13.5",
+        onProgress: (l) => {
+          lines.push(l);
+          if (/node cp-2: upgrading v1\.13\.5 → v1\.13\.6 /.test(l)) {
             etcd.setHealthy("cp-3", false);
             setTimeout(() => etcd.setHealthy("cp-3", true), 3000);
           }
-          return `ghcr.io/siderolabs/installer:${v}`;
         },
       }));
       assert.equal(done.phase, "Done");
