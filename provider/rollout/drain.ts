@@ -12,12 +12,14 @@ import * as msg from "./messages";
  * cordon sent earlier (as the pull started, rollout/node.ts); awaited here, and its failure is the drain's.
  */
 export async function drainBeforeReboot(
-  ctx: RunContext, machine: Machine, signal: AbortSignal, legacy: boolean, cordoning?: Promise<unknown>,
+  ctx: RunContext, machine: Machine, signal: AbortSignal, legacy: boolean, cordoning?: Promise<boolean>,
 ): Promise<void> {
   const { opts } = ctx;
-  if (cordoning) await cordoning;
+  // Ours already: the drain starts with the listing. Not claimed (someone else's cordon, maybe lifted since): the
+  // drain cordons as it always did.
+  const cordoned = cordoning ? (await cordoning) === true : false;
   const outcome = await ctx.kube.drain(machine.name, {
-    timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal, mode: opts.drain ?? "auto", cordoned: cordoning !== undefined,
+    timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal, mode: opts.drain ?? "auto", cordoned,
   });
   if (outcome.drained) return;
   ctx.warn(msg.nodeNotDrained(machine.name, outcome.why, outcome.pods, outcome.pdbs, legacy));

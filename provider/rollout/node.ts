@@ -1,6 +1,6 @@
 // One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
-// port pulls and installs (>= 1.13; the node is cordoned as the pull starts), has the node drained right before the call that takes it down (through the
-// Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
+// port pulls and installs (>= 1.13; the node is cordoned once its look says it is upgraded, the pull under way), has
+// the node drained right before the call that takes it down (through the Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
 // held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
 // id on the target version; its Node must report Ready on the target, and the node is uncordoned (a worker as soon as
 // its Node reports that, even before Talos answers). A failure after the install leaves the node armed, which the
@@ -33,9 +33,10 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
   /** A worker's cordon lifted as soon as its Node reports the new boot (started once the reboot is asked). */
   let liftOnReport: LiftOnReport | undefined;
   /**
-   * The cordon, sent as the pull starts (the LifecycleService path): its round trip overlaps the pull and install
+   * The cordon, sent at the "pulling" step (the LifecycleService path): its round trip overlaps the pull and install
    * instead of opening the drain (issue 23), and no pod is scheduled onto a node whose reboot is minutes away. Awaited
-   * by the drain; settled before any uncordon, so a lift never lands before it.
+   * by the drain (which cordons itself when this one claimed nothing: a cordon someone else set may be lifted since);
+   * settled before any uncordon, so a lift never lands before it.
    */
   let cordoning: Promise<boolean> | undefined;
   const stepped = (step: NodeUpgradeStep) => {
@@ -83,7 +84,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       nodeChanged: (signal) => ctx.machineChanged(machine.name, signal),
     });
     if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
-    // Only our own cordon (our drain, on both paths) is lifted; an administrator's stays. Talos lifts only its own at
+    // Only our own cordon (at the pull or the drain, on both paths) is lifted; an administrator's stays. Talos lifts only its own at
     // boot (talos.dev/cordoned; it does not mark a node that was already unschedulable: node_apply.go ApplyCordoned).
     // Lifted once the Node reports Ready on the target: the kubelet's writes at boot are done by then, so the patch
     // (which tests the Node's resourceVersion) is not refused and retried on the node's critical path (issue 23). A

@@ -1,5 +1,5 @@
 // One node upgrade, like Omni: Talos >= 1.13 on both sides → ImageService.Pull, LifecycleService.Upgrade (exit code
-// checked), beforeReboot (the caller cordons + drains), Reboot; otherwise beforeReboot, then the legacy
+// checked), beforeReboot (the caller drains; it cordons at the "pulling" step), Reboot; otherwise beforeReboot, then the legacy
 // MachineService.Upgrade with preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the target version. Level-based: a node
 // already on the target is left alone, and a node that is down at the start is waited for first.
 //
@@ -215,7 +215,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   let looks = 0;
   let image: string;
   let watch = new SequenceWatch(client, node);
-  const early = earlyPull(u, opts);
+  let early = earlyPull(u, opts);
   try {
     await pollUntil(u, Date.now() + opts.nodeTimeoutMs, async (probe) => {
       looks++;
@@ -243,8 +243,13 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
     watch.close();
     watch = new SequenceWatch(client, node);
   }
-
   let path: "lifecycle" | "legacy" = supportsLifecycleApi(from) && supportsLifecycleApi(target) ? "lifecycle" : "legacy";
+  if (looks > 1 || path === "legacy") {
+    // Sent before a boot the look waited for (what it pulled may be gone), or to a node without ImageService: not used.
+    early?.cancel();
+    early = undefined;
+  }
+
   const staged = path === "legacy" && needsStagedUpgrade(from);
   /** Set when the answer to the rebooting action was lost: the action may or may not have started. */
   let lostAnswer: LostAnswer | undefined;
@@ -349,8 +354,9 @@ interface EarlyPull {
  * Sends the pull at once when the image is known and the node is expected (its Node's report) on a version with
  * ImageService, as is the target: the pull then overlaps the first look instead of following it (issue 23). Pulling
  * changes nothing the node runs or boots, so a pull the look finds unneeded (the node is on the target, or on the
- * legacy path) is only stopped. Node routing needs Talos >= v1.2: the image read ahead asked the node's Version and
- * refused older ones (facts.ts), and a node expected on >= v1.13 that runs < v1.2 does not happen.
+ * legacy path) is only stopped, and one sent before a reboot the look waited for is sent again. Node routing needs
+ * Talos >= v1.2 (refuseBeforeNodeRouting): a node whose kubelet reported >= v1.13 does not run < v1.2, and an endpoint
+ * that old has no ImageService, so the call could not land on another node.
  */
 function earlyPull(u: NodeUpgrade, opts: UpgradeNodeOptions): EarlyPull | undefined {
   const { image, expectedVersion } = opts;

@@ -335,7 +335,8 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     let cordonedWhilePulling = false;
     const watching = until("w-1 cordoned by the run before its installer is installed", async () => {
       const w1 = await machine("w-1");
-      cordonedWhilePulling = w1.cordonedBy === holder && !/:v1\.13\.9$/.test(s.talos.node("w-1").stagedImage ?? "");
+      // Ours, and v1.13.9 never installed on it yet (the list is kept across boots: after the reboot it still names it).
+      cordonedWhilePulling = w1.cordonedBy === holder && !s.talos.node("w-1").installedImages.some((i) => i.endsWith(":v1.13.9"));
       return cordonedWhilePulling;
     }, 30_000).catch(() => undefined);
     let failed;
@@ -356,5 +357,38 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     const done = await runRollout(kube, talos, runOptions(CLUSTER, { targetVersion: "v1.13.9" }));
     assert.equal(done.phase, "Done");
     assert.deepEqual(new Set(Object.values(versions(s))), new Set(["v1.13.9"]));
+  });
+
+  it("issue 23: a cordon someone else set when the pull began and lifted while it ran: the drain cordons the node itself", async () => {
+    // From v1.13.9 everywhere (the previous test). w-1 is cordoned by an administrator; the cordon sent at the pull
+    // claims nothing; the administrator lifts theirs 0.5 s into w-1's 1.5 s pull.
+    const holder = runOptions(CLUSTER).holder;
+    const pullMs = s.talos.timing.pullMs;
+    s.talos.timing.pullMs = 1500;
+    await core().patchNode({ name: "w-1", body: [{ op: "add", path: "/spec/unschedulable", value: true }] }); // kubectl cordon
+    const atDown: Array<Promise<string>> = [];
+    const onDown = (n: { name: string }) => {
+      if (n.name !== "w-1") return;
+      atDown.push(kube.listMachines().then((ms) => {
+        const w1 = ms.find((m) => m.name === "w-1")!;
+        return `${w1.cordoned ? "cordoned" : "schedulable"} by ${w1.cordonedBy === holder ? "us" : w1.cordonedBy ?? "nobody"}`;
+      }));
+    };
+    s.talos.on("down", onDown);
+    try {
+      const done = await runRollout(kube, talos, runOptions(CLUSTER, {
+        targetVersion: "v1.13.10",
+        onProgress: (l) => {
+          if (!/node w-1: pulling/.test(l)) return;
+          setTimeout(() => void core().patchNode({ name: "w-1", body: [{ op: "replace", path: "/spec/unschedulable", value: false }] }), 500);
+        },
+      }));
+      assert.equal(done.phase, "Done");
+    } finally {
+      s.talos.off("down", onDown);
+      s.talos.timing.pullMs = pullMs;
+    }
+    assert.deepEqual(await Promise.all(atDown), ["cordoned by us"], "before the fix w-1 went down schedulable: the drain took the early cordon for ours");
+    assert.equal(await cordoned("w-1"), false, "and lifted once back");
   });
 });

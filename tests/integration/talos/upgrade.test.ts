@@ -22,6 +22,7 @@ describe("talos: upgrading one simulated node over gRPC", function () {
         spec("w-7", 9, "v1.13.1"),
         spec("w-8", 10, "v1.13.1"),
         spec("w-9", 11, "v1.13.1"),
+        spec("w-10", 12, "v1.13.1"),
       ],
     });
   });
@@ -277,6 +278,39 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     }, { pollIntervalMs: 25 });
     assert.equal(res2.path, "lifecycle");
     assert.deepEqual(after, ["looked", "pull sent"]);
+  });
+
+  it("issue 23: a pull sent before a reboot the first look waits through is sent again after it (what it pulled may be gone)", async () => {
+    const { api, sim } = h;
+    let pulls = 0;
+    let rebooting!: () => void;
+    const wentDown = new Promise<void>((r) => (rebooting = r));
+    // The node answers the early pull, then reboots (a killed run's reboot, say); the first look is asked after that.
+    const client = new Proxy(api.client, {
+      get(target, prop, receiver) {
+        const real = Reflect.get(target, prop, receiver);
+        if (prop === "pull") {
+          return async (...args: unknown[]) => {
+            const answer = await real.apply(target, args);
+            if (++pulls === 1) {
+              sim.node("w-10").reboot();
+              setTimeout(rebooting, 50);
+            }
+            return answer;
+          };
+        }
+        if (prop !== "version" && prop !== "bootId") return typeof real === "function" ? real.bind(target) : real;
+        return async (...args: unknown[]) => {
+          await wentDown;
+          return real.apply(target, args);
+        };
+      },
+    }) as TalosClient;
+    const res = await upgradeNode(client, "10.5.0.12", {
+      image: image("v1.13.2"), expectedVersion: "v1.13.1", targetVersion: "v1.13.2", nodeTimeoutMs: 10_000,
+    }, { pollIntervalMs: 25 });
+    assert.equal(res.toVersion, "v1.13.2");
+    assert.equal(pulls, 2, "the pull answered before the reboot is not taken for one after it");
   });
 
   it("issue 23: a node its Node showed behind but found on the target: the early pull is all it gets (no install, no reboot)", async () => {

@@ -42,6 +42,28 @@ describe("rollout: installer images read ahead (prepare.ts)", () => {
     assert.equal(reads.length, 1);
   });
 
+  it("a read still under way that then fails is read again for the node; freshness counts from when a read is done", async () => {
+    let calls = 0;
+    let finish!: (image: string) => void;
+    const p = new PreparedImages((m, target) => {
+      calls++;
+      if (m.name === "w-1") return calls === 1 ? Promise.reject(new Error("w-1 did not answer")) : `installer:${target}`;
+      return new Promise<string>((r) => (finish = r));
+    }, () => now);
+    p.start([{ machine: machine("w-1"), target: "v1.13.2" }]);
+    const taken = p.take("w-1", "v1.13.2");
+    assert.ok(taken instanceof Promise);
+    assert.equal(await taken, "installer:v1.13.2", "read again after the failure");
+    assert.equal(calls, 2);
+
+    p.start([{ machine: machine("w-2"), target: "v1.13.2" }]);
+    await tick();
+    now += PREPARED_FRESH_MS + 1; // a slow read
+    finish("installer:v1.13.2");
+    await tick();
+    assert.equal(p.take("w-2", "v1.13.2"), "installer:v1.13.2", "done just now: fresh");
+  });
+
   it("a failed read is dropped (the node reads again as it starts); a stale one is not used; a second start reads only what is missing or stale", async () => {
     failing.add("w-1");
     const p = images();
