@@ -9,7 +9,7 @@ import * as msg from "./messages";
 
 /**
  * `legacy`: the legacy Upgrade follows, which runs Talos' own drain anyway (the warning says so). `cordoning`: the
- * cordon sent earlier (as the pull started, rollout/node.ts); awaited here, and its failure is the drain's.
+ * cordon sent at the "pulling" step (rollout/node.ts); awaited here, and its failure is the drain's.
  */
 export async function drainBeforeReboot(
   ctx: RunContext, machine: Machine, signal: AbortSignal, legacy: boolean, cordoning?: Promise<boolean>,

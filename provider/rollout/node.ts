@@ -1,11 +1,11 @@
 // One node's upgrade, bounded by nodeTimeout from its start until its Kubernetes Node is Ready on the target: the Talos
 // port pulls and installs (>= 1.13; the node is cordoned once its look says it is upgraded, the pull under way), has
-// the node drained right before the call that takes it down (through the Kubernetes port, on both paths; then its volumes detach, etcd is asked again for a control plane, and the Lease is
-// held through a control plane's reboot, which may take the API server with it), reboots it, and waits for a new boot
-// id on the target version; its Node must report Ready on the target, and the node is uncordoned (a worker as soon as
-// its Node reports that, even before Talos answers). A failure after the install leaves the node armed, which the
-// status says. Only the node timeout aborts an upgrade in flight; a cancel or a lost lease stops the run before the
-// next node instead.
+// the node drained right before the call that takes it down (through the Kubernetes port, on both paths; then its
+// volumes detach, etcd is asked again for a control plane, and the Lease is held through a control plane's reboot,
+// which may take the API server with it), reboots it, and waits for a new boot id on the target version; its Node must
+// report Ready on the target, and the node is uncordoned (a worker as soon as its Node reports that, even before Talos
+// answers). A failure after the install leaves the node armed, which the status says. Only the node timeout aborts an
+// upgrade in flight; a cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
 import { portErrorKind, type Machine, type NodeUpgradeStep } from "./ports";
@@ -84,8 +84,9 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
       nodeChanged: (signal) => ctx.machineChanged(machine.name, signal),
     });
     if (!sameVersion(result.toVersion, target)) await fail(msg.reasonNodeWrongVersion(machine.name, result.toVersion, target));
-    // Only our own cordon (at the pull or the drain, on both paths) is lifted; an administrator's stays. Talos lifts only its own at
-    // boot (talos.dev/cordoned; it does not mark a node that was already unschedulable: node_apply.go ApplyCordoned).
+    // Only our own cordon (at the pull or the drain, on both paths) is lifted; an administrator's stays. Talos lifts
+    // only its own at boot (talos.dev/cordoned; it does not mark a node that was already unschedulable: node_apply.go
+    // ApplyCordoned).
     // Lifted once the Node reports Ready on the target: the kubelet's writes at boot are done by then, so the patch
     // (which tests the Node's resourceVersion) is not refused and retried on the node's critical path (issue 23). A
     // control plane the API server may be behind is lifted first, which also waits for the API to be back.

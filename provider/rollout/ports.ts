@@ -300,11 +300,10 @@ export interface UpgradeNodeOptions {
   nodeTimeoutMs: number;
   signal?: AbortSignal;
   /**
-   * Called right before the call that takes the node down (drain via the Kubernetes port — on the >= 1.13 path the
-   * caller cordoned the node at the "pulling" step —, etcd's consent): on
-   * the >= 1.13 path after the install and before Reboot (`installed`: the new version is armed on disk), on the legacy
-   * path before Upgrade (which drains with Talos' own drain, ignoring refusals, and reboots by itself). A throw leaves
-   * the node up.
+   * Called right before the call that takes the node down (drain via the Kubernetes port, etcd's consent): on the
+   * >= 1.13 path after the install and before Reboot (`installed`: the new version is armed on disk; the caller
+   * cordoned the node at the "pulling" step), on the legacy path before Upgrade (which drains with Talos' own drain,
+   * ignoring refusals, and reboots by itself). A throw leaves the node up.
    */
   beforeReboot?: (info: { installed: boolean }) => Promise<void>;
   onStep?: (step: NodeUpgradeStep, detail?: string) => void;

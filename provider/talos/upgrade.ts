@@ -1,7 +1,8 @@
 // One node upgrade, like Omni: Talos >= 1.13 on both sides → ImageService.Pull, LifecycleService.Upgrade (exit code
-// checked), beforeReboot (the caller drains; it cordons at the "pulling" step), Reboot; otherwise beforeReboot, then the legacy
-// MachineService.Upgrade with preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the target version. Level-based: a node
-// already on the target is left alone, and a node that is down at the start is waited for first.
+// checked), beforeReboot (the caller drains; it cordons at the "pulling" step), Reboot; otherwise beforeReboot, then
+// the legacy MachineService.Upgrade with preserve (stage only on 1.9.0–1.9.2). Then wait for a new boot id AND the
+// target version. Level-based: a node already on the target is left alone, and a node that is down at the start is
+// waited for first.
 //
 // Actions that reboot (Reboot, legacy Upgrade) are sent once per node upgrade. Sent again only when the node proved
 // the first did not take: Talos refused it (a transient refusal — upgrade mutex, another installation, etcd not
