@@ -17,7 +17,7 @@ export async function drainBeforeReboot(
   const { opts } = ctx;
   // Ours already: the drain starts with the listing. Not claimed (someone else's cordon, maybe lifted since): the
   // drain cordons as it always did.
-  const cordoned = cordoning ? (await cordoning) === true : false;
+  const cordoned = (await cordoning) === true;
   const outcome = await ctx.kube.drain(machine.name, {
     timeoutMs: opts.drainTimeoutMs ?? opts.nodeTimeoutMs, owner: opts.holder, signal, mode: opts.drain ?? "auto", cordoned,
   });

@@ -267,7 +267,7 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
       step("pulling", image);
       try {
         // Pulled already beside the first look, or pulled now (also when that pull failed: the node was down, ...).
-        if (!(early?.image === image && (await early.pulled))) await client.pull(node, image, { signal, timeoutMs: opts.nodeTimeoutMs });
+        if (!(early && (await early.pulled))) await client.pull(node, image, { signal, timeoutMs: opts.nodeTimeoutMs });
       } catch (err) {
         if ((err as TalosError).code !== "UNIMPLEMENTED") throw err;
         path = "legacy"; // the node does not have the new API after all (terraform-provider-talos does the same)
@@ -344,9 +344,8 @@ export async function upgradeNode(client: TalosClient, node: string, opts: Upgra
   }
 }
 
-/** A pull sent before the first look: whether it succeeded (never throws), and how to stop it when it is not needed. */
+/** A pull of `opts.image` sent before the first look: whether it succeeded (never throws), and how to stop it. */
 interface EarlyPull {
-  image: string;
   pulled: Promise<boolean>;
   cancel(): void;
 }
@@ -366,7 +365,7 @@ function earlyPull(u: NodeUpgrade, opts: UpgradeNodeOptions): EarlyPull | undefi
   const stop = new AbortController();
   const signal = u.signal ? AbortSignal.any([u.signal, stop.signal]) : stop.signal;
   const pulled = u.client.pull(u.node, image, { signal, timeoutMs: opts.nodeTimeoutMs }).then(() => true, () => false);
-  return { image, pulled, cancel: () => stop.abort() };
+  return { pulled, cancel: () => stop.abort() };
 }
 
 /**
