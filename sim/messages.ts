@@ -28,6 +28,8 @@ export const simMsg = {
   // --- the sim's own failures (not Talos' or Kubernetes' answers, which the sim words as they do)
   duplicateNode: (name: string, address: string) => `duplicate simulated node ${name} (${address})`,
   endpointsNotListening: () => "the simulated Talos endpoints are not listening",
+  apiProxyNotStarted: (ms: number) =>
+    `the sim's API proxy process (dist/sim/apiproxyProcess.js) did not listen within ${ms} ms; see the sim's log for its error`,
   noSuchNode: (nameOrAddress: string) => `no simulated Talos node "${nameOrAddress}"`,
   unknownOption: (arg: string | undefined, options: string[]) => `unknown option ${arg}; options: ${options.join(", ")}`,
   needsValue: (flag: string) => `${flag} needs a value`,
