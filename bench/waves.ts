@@ -26,6 +26,8 @@ export interface SimSpan {
   at: number;
   ms: number;
   ownMs: number;
+  /** Booted → the kubelet's Ready report of that boot in the API server (the sim's; absent on older sims). */
+  reportedMs?: number;
 }
 
 export interface WaveInputs {
@@ -68,8 +70,13 @@ export interface WaveParts {
   bootedToBack: number;
   /** Back → NodeBack (the Node Ready on the target, the uncordon). */
   backToDone: number;
-  /** …of which back → the uncordon's read of the Node (waiting for Ready on the target), that read → NodeBack. */
-  backToUncordon?: number;
+  /**
+   * After the boot, on the critical node (when the sim and the trace give them): booted → the kubelet's Ready report in
+   * the API server (the sim's kubelet: node time on a real cluster), that report → the uncordon's PATCH sent (the Node
+   * watch and the provider), and that PATCH → NodeBack (its round trip, and the look if still out).
+   */
+  bootedToReported?: number;
+  reportedToUncordon?: number;
   uncordonToDone?: number;
   /** The wave's last NodeBack → the next GateStarted (or the run's end). */
   doneToNext: number;
@@ -138,8 +145,10 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
     if (g === undefined || !s || k.d === undefined || k.r === undefined || k.b === undefined || next === undefined || Number.isNaN(next)) continue;
     const spans = ms.map((m) => span.get(m.name)?.ownMs).filter((x): x is number => x !== undefined);
     const post = firstAtOrAfter(posts, g, start);
-    const nodeReads = traced(inp.trace, "GET", new RegExp(`^/api/v1/nodes/${crit.name}(\\?|$)`));
-    const uncordon = firstAtOrAfter(nodeReads, run0 + k.b, done);
+    const booted = s.at + s.ms;
+    const reported = s.reportedMs === undefined ? undefined : booted + s.reportedMs;
+    const nodePatches = traced(inp.trace, "PATCH", new RegExp(`^/api/v1/nodes/${crit.name}(\\?|$)`));
+    const uncordon = firstAtOrAfter(nodePatches, booted, done);
     const pass = post === undefined ? undefined : firstAtOrAfter(deletes, post, start);
     out.push({
       wave: w, nodes: ms.length, controlPlane: ms.some((m) => m.role === "controlplane"),
@@ -152,7 +161,9 @@ export function waveParts(inp: WaveInputs): WaveParts[] {
       rebootToBooted: s.at + s.ms - (run0 + k.r),
       bootedToBack: run0 + k.b - (s.at + s.ms),
       backToDone: done - (run0 + k.b),
-      ...(uncordon !== undefined ? { backToUncordon: uncordon - (run0 + k.b), uncordonToDone: done - uncordon } : {}),
+      ...(reported !== undefined ? { bootedToReported: reported - booted } : {}),
+      ...(reported !== undefined && uncordon !== undefined ? { reportedToUncordon: uncordon - reported } : {}),
+      ...(uncordon !== undefined ? { uncordonToDone: done - uncordon } : {}),
       doneToNext: next - done,
       total: next - g,
       simCritical: s.ownMs,
@@ -191,8 +202,9 @@ const COLUMNS: Array<[keyof WaveParts, string]> = [
   ["rebootToBooted", "reboot asked → booted (Reboot, down time) [sim node time]"],
   ["bootedToBack", "booted → seen back on the target (Talos looks)"],
   ["backToDone", "back → NodeBack (Ready on the target, uncordon)"],
-  ["backToUncordon", "  back → the uncordon's Node read (Ready on the target seen)"],
-  ["uncordonToDone", "  the uncordon's Node read → NodeBack (read, patch)"],
+  ["bootedToReported", "booted → the kubelet's Ready report in the API server [sim kubelet]"],
+  ["reportedToUncordon", "  the report → the uncordon PATCH sent (Node watch, provider)"],
+  ["uncordonToDone", "  the uncordon PATCH sent → NodeBack"],
   ["doneToNext", "last NodeBack → next GateStarted"],
   ["total", "wave (GateStarted → next GateStarted)"],
   ["simCritical", "sim node time of the critical node (pull, install, reboot)"],

@@ -25,7 +25,9 @@ const RecoverRequest = z.object({ node: z.string().min(1) });
 const FaultsAnswer = z.object({ nodes: z.record(z.string(), z.array(z.string())) });
 const ChangeAnswer = z.object({ node: z.string(), faults: z.array(z.string()) });
 /** Each upgrade a node went through: its first upgrade call (epoch ms) and how long until it booted again. */
-const NodeTimesAnswer = z.object({ spans: z.array(z.object({ node: z.string(), at: z.number(), ms: z.number(), ownMs: z.number() })) });
+const NodeTimesAnswer = z.object({
+  spans: z.array(z.object({ node: z.string(), at: z.number(), ms: z.number(), ownMs: z.number(), reportedMs: z.number().optional() })),
+});
 export type NodeSpan = z.infer<typeof NodeTimesAnswer>["spans"][number];
 const ErrorAnswer = z.object({ error: z.string() });
 

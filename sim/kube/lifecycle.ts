@@ -34,6 +34,8 @@ export interface NodeUpInfo {
    * Talos does; true/false force the decision of the emitter (still only for a Talos-cordoned node when true).
    */
   uncordon?: boolean;
+  /** Called once the kubelet's Ready report of this boot is in the API server (the sim's node times, bench/waves.ts). */
+  reported?: () => void;
 }
 
 /** A node by name, or the Talos sim's node object (anything with a `name`). */
@@ -101,7 +103,7 @@ export function attachLifecycle(
   const onUp = (ref: NodeRef, info: NodeUpInfo) =>
     run(nameOf(ref), "up", async () => {
       if (kubelet.reportDelayMs) await new Promise((r) => setTimeout(r, kubelet.reportDelayMs));
-      await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId });
+      await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId, ...(info.reported ? { reported: info.reported } : {}) });
       await kubeSim.mirrors?.nodeReadiness(nameOf(ref), true);
       if (info.uncordon !== false) await kubeSim.nodes.uncordon(nameOf(ref), { onlyIfTalos: true });
     });

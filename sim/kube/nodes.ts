@@ -126,6 +126,8 @@ export interface UpOptions {
   talosVersion?: string;
   kubeletVersion?: string;
   bootId?: string;
+  /** Called when the Ready report is in (the status write answered), before the taints are lifted. */
+  reported?: () => void;
 }
 
 export interface CordonOptions {
@@ -237,6 +239,7 @@ export class NodeSim {
       });
       return { conditions, nodeInfo: info };
     });
+    opts.reported?.();
     await this.setTaint(name, UNREACHABLE_TAINT, false);
     await this.setTaint(name, NOT_READY_TAINT, false);
   }

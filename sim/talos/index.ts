@@ -103,6 +103,8 @@ export interface UpInfo {
   bootId: string;
   /** Talos uncordons on boot a node it cordoned itself. */
   uncordon: boolean;
+  /** Called by the Kubernetes side once the kubelet's Ready report of this boot is in the API server. */
+  reported: () => void;
 }
 
 export interface TalosNodeSim {

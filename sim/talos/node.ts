@@ -84,7 +84,8 @@ export interface NodeHost {
   /** The node's drain step of a legacy upgrade (the Kubernetes side evicts pods). */
   drain(node: SimNode): Promise<void>;
   down(node: SimNode, info: { reason: DownReason; cordon: boolean }): void;
-  up(node: SimNode, info: { version: string; bootId: string; uncordon: boolean }): void;
+  /** `reported`: the Kubernetes side calls it once the kubelet's Ready report of this boot is in the API server. */
+  up(node: SimNode, info: { version: string; bootId: string; uncordon: boolean; reported: () => void }): void;
   /** The cluster's etcd (Talos' pre-upgrade checks on control planes). */
   etcd(): SimEtcd | undefined;
   /** A control-plane static pod changed (restarted with a new image, became ready). */
@@ -325,9 +326,10 @@ export class SimNode {
    * Upgrade → booted). What lies between — the caller's drain before its Reboot, its pauses between calls — is the
    * caller's. The rollout bench subtracts `ownMs` as node time (measured, so a sim slowed by load is not counted as
    * talos-gate's, and talos-gate's drain is not counted as the node's). `at` is the call's epoch ms, so the bench can
-   * place each span in the rollout's waves and timeline.
+   * place each span in the rollout's waves and timeline. `reportedMs`: booted → the kubelet's Ready report of that boot
+   * accepted by the API server (set when it lands; the bench's breakdown shows it, the overhead does not subtract it).
    */
-  readonly upgradeTimes: Array<{ at: number; ms: number; ownMs: number }> = [];
+  readonly upgradeTimes: Array<{ at: number; ms: number; ownMs: number; reportedMs?: number }> = [];
   private upgradeCallAt: number | undefined;
   /** The node's own time so far in the current upgrade, and when its reboot was asked (the last own part). */
   private ownMs = 0;
@@ -442,9 +444,11 @@ export class SimNode {
     this._version = version;
     this._bootId = uuid();
     this._bootedAt = Date.now();
+    let span: SimNode["upgradeTimes"][number] | undefined;
     if (this.upgradeCallAt !== undefined) {
       const rebooting = this._bootedAt - (this.rebootAskedAt ?? this._bootedAt);
-      this.upgradeTimes.push({ at: this.upgradeCallAt, ms: this._bootedAt - this.upgradeCallAt, ownMs: this.ownMs + rebooting });
+      span = { at: this.upgradeCallAt, ms: this._bootedAt - this.upgradeCallAt, ownMs: this.ownMs + rebooting };
+      this.upgradeTimes.push(span);
     }
     this.upgradeCallAt = undefined;
     this.ownMs = 0;
@@ -463,7 +467,11 @@ export class SimNode {
     this.publish(ev.status(Stage.RUNNING, true));
     const uncordon = this.cordoned;
     this.cordoned = false;
-    this.host.up(this, { version, bootId: this._bootId, uncordon });
+    const booted = this._bootedAt;
+    const reported = () => {
+      if (span && span.reportedMs === undefined) span.reportedMs = Date.now() - booted;
+    };
+    this.host.up(this, { version, bootId: this._bootId, uncordon, reported });
   }
 
   /**

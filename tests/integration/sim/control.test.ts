@@ -112,6 +112,7 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
     assert.ok(span.at >= called && span.at + span.ms <= Date.now(), `the span starts at the call (${span.at - called} ms after it) and has ended`);
     // The legacy Upgrade reboots by itself: the whole span is the node's own.
     assert.equal(span.ownMs, span.ms);
+    assert.equal(span.reportedMs, undefined, "no Kubernetes side has reported this boot");
   });
 
   it("leaves the caller's time between install and Reboot (its drain) out of the node's own time", async () => {
@@ -121,11 +122,18 @@ describe("integration: sim — the control endpoint behind `talos-gate sim fault
     await node.lifecycleUpgrade(image, () => undefined);
     const callerMs = 300; // the caller drains the node before it asks for the reboot
     await new Promise((r) => setTimeout(r, callerMs));
-    const back = new Promise<void>((r) => sim.once("up", () => r()));
+    // The Kubernetes side reports the boot 40 ms after it (the kubelet's Ready report in the API server).
+    const back = new Promise<void>((r) => sim.once("up", (_n, info) => setTimeout(() => {
+      info.reported();
+      info.reported(); // only the first report counts
+      r();
+    }, 40)));
     node.reboot();
     await back;
     const spans = await control.nodeSpans(server);
     assert.equal(spans.length, 2);
+    const { reportedMs } = spans[1];
+    assert.ok(reportedMs !== undefined && reportedMs >= 40 && reportedMs < 2000, `booted → reported ${reportedMs} ms (reported 40 ms after the boot)`);
     const { ms, ownMs } = spans[1];
     assert.ok(ms >= callerMs + 50, `the span (${ms} ms) covers the caller's ${callerMs} ms and the 50 ms down time`);
     assert.ok(ownMs >= 50 && ownMs <= ms - callerMs, `the node's own time (${ownMs} ms) is its calls and reboot, not the caller's ${callerMs} ms`);

@@ -314,8 +314,14 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
       assert.equal(n.spec?.unschedulable, true);
       assert.equal(n.metadata?.annotations?.[TALOS_CORDONED_ANNOTATION], "true");
       assert.equal(n.status?.conditions?.find((c) => c.type === "Ready")?.status, "Unknown");
-      talos.emit("up", name, { version: "v1.13.1", bootId: "boot-3" });
+      // The Talos side hears when the kubelet's Ready report of the boot is in (the bench's node times), and then it is.
+      const calls: Array<Promise<string>> = [];
+      const reported = () => {
+        calls.push(core.readNode({ name }).then((r) => `${r.status?.nodeInfo?.bootID} ${r.status?.conditions?.find((c) => c.type === "Ready")?.status}`));
+      };
+      talos.emit("up", name, { version: "v1.13.1", bootId: "boot-3", reported });
       await att.idle();
+      assert.deepEqual(await Promise.all(calls), ["boot-3 True"], "called once, with the report in");
       n = await core.readNode({ name });
       assert.equal(n.spec?.unschedulable, undefined);
       assert.equal(n.metadata?.annotations?.[TALOS_CORDONED_ANNOTATION], undefined);
