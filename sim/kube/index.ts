@@ -119,7 +119,6 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     const podR = new Reflector<Pod>(rest, { path: "/api/v1/pods", name: "pods", log });
     for (const r of [nodeR, podR]) stoppers.push(() => r.stop());
     await nodeR.start();
-    nodes.useCache((name) => nodeR.get(undefined, name));
     await podR.start();
     const kubelet = new Kubelet({
       rest, pods: podR, nodes: nodeR, owned, toolsBin: path.dirname(toolPath("kubectl")), workDir: path.join(workDir, "pods"), server: rest.server, log,

@@ -175,43 +175,18 @@ export class NodeSim {
     return this.rest.get<Node>(nodePath(name));
   }
 
-  /**
-   * The sim's own watch of the Nodes (its Reflector): a write's first try starts from a copy of its Node instead of a
-   * read, as the kubelet and the node lifecycle controller work from theirs. Every such write carries the copy's
-   * resourceVersion, so a stale copy is refused and the next try reads; a decision to write nothing is read again.
-   * At 1,000 nodes a read cost ~50 ms on the busy API server before each write of a node's going down and coming back.
-   */
-  useCache(cached: (name: string) => Node | undefined): void {
-    this.cached = cached;
-  }
-
-  private cached?: (name: string) => Node | undefined;
-
-  /** The Node a write's try starts from: the watch's copy on the first try, else read. */
-  private async base(name: string, first: boolean): Promise<{ node: Node; copy: boolean }> {
-    const c = first ? this.cached?.(name) : undefined;
-    return c ? { node: structuredClone(c), copy: true } : { node: await this.get(name), copy: false };
-  }
-
   /** Read-modify-write of a Node (spec/metadata) with optimistic concurrency. */
   private async updateNode(name: string, mutate: (n: Node) => boolean): Promise<Node> {
-    let tries = 0;
     return retrying(`update node ${name}`, async () => {
-      const { node, copy } = await this.base(name, ++tries === 1);
-      if (!mutate(node)) {
-        if (!copy) return node;
-        const fresh = await this.get(name); // "nothing to do" is never decided from a copy
-        if (!mutate(fresh)) return fresh;
-        return this.rest.put<Node>(nodePath(name), fresh);
-      }
+      const node = await this.get(name);
+      if (!mutate(node)) return node;
       return this.rest.put<Node>(nodePath(name), node);
     });
   }
 
   private async patchStatus(name: string, mutate: (n: Node, now: string) => unknown): Promise<Node> {
-    let tries = 0;
     return retrying(`update status of node ${name}`, async () => {
-      const { node } = await this.base(name, ++tries === 1);
+      const node = await this.get(name);
       const status = mutate(node, nowTime());
       return this.rest.mergePatch<Node>(`${nodePath(name)}/status`, { metadata: { resourceVersion: node.metadata.resourceVersion }, status });
     });
@@ -315,7 +290,6 @@ export class NodeSim {
   async uncordon(name: string, opts: UncordonOptions = {}): Promise<boolean> {
     let changed = false;
     await this.updateNode(name, (n) => {
-      changed = false; // decided again on every try
       const byTalos = n.metadata.annotations?.[TALOS_CORDONED_ANNOTATION] === "true";
       if (opts.onlyIfTalos && !byTalos) return false;
       if (!n.spec?.unschedulable && !byTalos) return false;

@@ -15,8 +15,6 @@ import { KubeSim, MachineSpec, TALOS_CORDONED_ANNOTATION, WORKLOAD_NAMESPACE, at
 import { freshNamespace, kubeConfigOf } from "../../support/kube";
 import { applyConfigurationNoReboot, createTalosApi, patchKubernetesImages, readMachineConfig } from "../../../provider/talos";
 import { TalosNodeSim } from "../../../sim/talos";
-import { NodeSim } from "../../../sim/kube/nodes";
-import { Rest } from "../../../sim/kube/rest";
 
 const run = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
 const machines: MachineSpec[] = [
@@ -375,58 +373,6 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
     } finally {
       release();
       att.detach();
-    }
-  });
-
-  it("issue 23: a node's going down and coming back are written from the sim's copy of its Node, no read first; a stale copy is read again", async () => {
-    const name = workers[2];
-    const rest = await Rest.fromKubeconfig(cp.kubeconfig, 4);
-    const reads: string[] = [];
-    const counted = new Proxy(rest, {
-      get(target, key, receiver) {
-        if (key === "get") return (p: string, q?: unknown) => { reads.push(p); return target.get(p, q as never); };
-        const v = Reflect.get(target, key, receiver) as unknown;
-        return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(target) : v;
-      },
-    });
-    const copies = new Map<string, k8s.V1Node>();
-    const nodes = new NodeSim(counted, {});
-    nodes.useCache((n) => copies.get(n) as never);
-    const fresh = async () => { copies.set(name, await core.readNode({ name })); };
-    try {
-      await fresh();
-      await nodes.reportDown(name);
-      assert.deepEqual(reads, [], "the status of the going down was written after a read");
-      await fresh();
-      await nodes.taintDown(name);
-      assert.deepEqual(reads, []);
-      let n = await core.readNode({ name });
-      assert.equal(n.status?.conditions?.find((c) => c.type === "Ready")?.status, "Unknown");
-      assert.ok(n.spec?.taints?.some((t) => t.key === "node.kubernetes.io/unreachable"));
-      // A stale copy (from before the going down): its write is refused, read again, and lands.
-      await fresh();
-      const stale = copies.get(name)!;
-      await fresh();
-      await nodes.reportUp(name, { talosVersion: "v1.13.1", bootId: "boot-c" });
-      assert.deepEqual(reads, [], "a fresh copy, no read");
-      copies.set(name, stale);
-      // The stale copy has the unreachable taint too; make it say "no taint" to show that nothing-to-do is read again.
-      copies.set(name, { ...stale, spec: { ...stale.spec, taints: (stale.spec?.taints ?? []).filter((t) => t.key !== "node.kubernetes.io/unreachable") } });
-      await nodes.liftDownTaints(name);
-      assert.ok(reads.length >= 1, "the copy said there was nothing to do, and that was believed");
-      n = await core.readNode({ name });
-      assert.ok(!n.spec?.taints?.some((t) => t.key === "node.kubernetes.io/unreachable"), "the taint stayed: a stale copy decided");
-      assert.equal(n.status?.nodeInfo?.bootID, "boot-c");
-      assert.equal(n.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
-      reads.length = 0;
-      copies.set(name, stale); // older than the report: the status write is refused and read again
-      await nodes.reportDown(name, { mode: "notready" });
-      assert.ok(reads.length >= 1, "a refused write was not read again");
-      n = await core.readNode({ name });
-      assert.equal(n.status?.conditions?.find((c) => c.type === "Ready")?.status, "False");
-    } finally {
-      await sim.nodes.up(name, { talosVersion: "v1.13.1", bootId: "boot-c" }); // Ready, untainted: the tests after it use the node
-      rest.close();
     }
   });
 
