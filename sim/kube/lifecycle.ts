@@ -5,12 +5,7 @@
 //   up:   osImage "Talos (<version>)", new bootID, Ready → True, uncordon when Talos cordoned it (annotation present).
 //   staticPod: the control plane's mirror pod follows (a new image replaces it; Ready as the static pod);
 //   kubelet: the Node's nodeInfo.kubeletVersion follows a kubelet that restarted on another image.
-// Events of one node are applied in order, in two lines as on a real cluster, where different actors write them: its
-// status (the kubelet's reports, and the node lifecycle controller's Unknown) and its spec (taints, cordons). A booted
-// node's Ready report waits only for the status write of its going down, not for the taint that followed it (which its
-// removal waits for, after the report): at 1,000 nodes on a busy API server those writes took longer than the sim's
-// reboot, and the report of every node came ~150 ms late (issue 23). `idle()` resolves when everything received so
-// far has been applied.
+// Events of one node are applied in order; `idle()` resolves when everything received so far has been applied.
 // Kubelet timing knobs (read at each event, so tests may change them at any time): a Node that stays Ready with its
 // old status while the machine reboots (the node lifecycle controller only marks a Node after its grace period, so a
 // fast reboot is never seen), and a kubelet that reports the booted machine late.
@@ -87,51 +82,36 @@ export function attachLifecycle(
   const kubelet = opts.kubelet ?? {};
   const chains = new Map<string, Promise<void>>();
   const errors: Error[] = [];
-  /** Applies `fn` after everything before it in the node's `line`; the returned step never rejects. */
-  const run = (node: string, line: "status" | "spec", what: string, fn: () => Promise<void>): Promise<void> => {
-    const key = `${node}\0${line}`;
-    const prev = chains.get(key) ?? Promise.resolve();
+  const run = (node: string, what: string, fn: () => Promise<void>) => {
+    const prev = chains.get(node) ?? Promise.resolve();
     const next = prev.then(fn).catch((err: Error) => {
       const e = new Error(`kube sim: applying "${what}" of node ${node} to its Node object failed: ${err.message}`);
       errors.push(e);
       opts.log?.(e.message);
     });
-    chains.set(key, next);
-    return next;
+    chains.set(node, next);
   };
-  const onCordon = (ref: NodeRef) => void run(nameOf(ref), "spec", "cordon", () => kubeSim.nodes.cordon(nameOf(ref), { byTalos: true }));
-  const onDown = (ref: NodeRef, info: NodeDownInfo) => {
-    const node = nameOf(ref);
-    if (!kubelet.staleWhileDown) {
-      void run(node, "status", "down", async () => {
-        await kubeSim.nodes.reportDown(node, { mode: "unknown" });
-        await kubeSim.mirrors?.nodeReadiness(node, false);
-      });
-    }
-    void run(node, "spec", "down", async () => {
-      if (info.cordon) await kubeSim.nodes.cordon(node, { byTalos: true });
-      if (!kubelet.staleWhileDown) await kubeSim.nodes.taintDown(node, { mode: "unknown" });
+  const onCordon = (ref: NodeRef) => run(nameOf(ref), "cordon", () => kubeSim.nodes.cordon(nameOf(ref), { byTalos: true }));
+  const onDown = (ref: NodeRef, info: NodeDownInfo) =>
+    run(nameOf(ref), "down", async () => {
+      if (info.cordon) await kubeSim.nodes.cordon(nameOf(ref), { byTalos: true });
+      if (!kubelet.staleWhileDown) {
+        await kubeSim.nodes.down(nameOf(ref), { mode: "unknown" });
+        await kubeSim.mirrors?.nodeReadiness(nameOf(ref), false);
+      }
     });
-  };
-  const onUp = (ref: NodeRef, info: NodeUpInfo) => {
-    const node = nameOf(ref);
-    const report = run(node, "status", "up", async () => {
+  const onUp = (ref: NodeRef, info: NodeUpInfo) =>
+    run(nameOf(ref), "up", async () => {
       if (kubelet.reportDelayMs) await new Promise((r) => setTimeout(r, kubelet.reportDelayMs));
-      await kubeSim.nodes.reportUp(node, { talosVersion: info.version, bootId: info.bootId, ...(info.reported ? { reported: info.reported } : {}) });
-      await kubeSim.mirrors?.nodeReadiness(node, true);
+      await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId, ...(info.reported ? { reported: info.reported } : {}) });
+      await kubeSim.mirrors?.nodeReadiness(nameOf(ref), true);
+      if (info.uncordon !== false) await kubeSim.nodes.uncordon(nameOf(ref), { onlyIfTalos: true });
     });
-    // The taints go (and Talos' own cordon) once the node reports Ready, as the node lifecycle controller and Talos do.
-    void run(node, "spec", "up", async () => {
-      await report;
-      await kubeSim.nodes.liftDownTaints(node);
-      if (info.uncordon !== false) await kubeSim.nodes.uncordon(node, { onlyIfTalos: true });
-    });
-  };
   const onStaticPod = (ref: NodeRef, pod: StaticPodInfo) =>
-    void run(nameOf(ref), "status", `static pod ${pod.component}`, async () => { await kubeSim.mirrors?.update(nameOf(ref), pod); });
+    run(nameOf(ref), `static pod ${pod.component}`, async () => { await kubeSim.mirrors?.update(nameOf(ref), pod); });
   // a stopped kubelet leaves its Node as it was (a restart is shorter than the node lifecycle controller's grace)
   const onKubelet = (ref: NodeRef, state: KubeletInfo) =>
-    void run(nameOf(ref), "status", "kubelet", async () => { if (state.running) await kubeSim.nodes.setKubeletVersion(nameOf(ref), state.version); });
+    run(nameOf(ref), "kubelet", async () => { if (state.running) await kubeSim.nodes.setKubeletVersion(nameOf(ref), state.version); });
   source.on("staticPod", onStaticPod);
   source.on("kubelet", onKubelet);
   source.on("cordon", onCordon);

@@ -206,12 +206,6 @@ export class NodeSim {
 
   /** The node stops being Ready (see DownOptions). */
   async down(name: string, opts: DownOptions = {}): Promise<void> {
-    await this.reportDown(name, opts);
-    await this.taintDown(name, opts);
-  }
-
-  /** down()'s status write: what the kubelet (notready) or the node lifecycle controller (unknown) posts. */
-  async reportDown(name: string, opts: DownOptions = {}): Promise<void> {
     const mode = opts.mode ?? "unknown";
     await this.patchStatus(name, (n, now) => {
       const conds: Condition[] = n.status?.conditions ?? healthyConditions(now);
@@ -225,21 +219,11 @@ export class NodeSim {
         }),
       };
     });
-  }
-
-  /** down()'s taint (the node lifecycle controller's). */
-  async taintDown(name: string, opts: DownOptions = {}): Promise<void> {
-    await this.setTaint(name, (opts.mode ?? "unknown") === "unknown" ? UNREACHABLE_TAINT : NOT_READY_TAINT, true);
+    await this.setTaint(name, mode === "unknown" ? UNREACHABLE_TAINT : NOT_READY_TAINT, true);
   }
 
   /** The kubelet posts Ready again, optionally after booting a new Talos version (osImage, kernel, bootID change). */
   async up(name: string, opts: UpOptions = {}): Promise<void> {
-    await this.reportUp(name, opts);
-    await this.liftDownTaints(name);
-  }
-
-  /** up()'s status write: the kubelet's Ready report (then `opts.reported`). */
-  async reportUp(name: string, opts: UpOptions = {}): Promise<void> {
     await this.patchStatus(name, (n, now) => {
       const info = { ...(n.status?.nodeInfo ?? {}) };
       if (opts.talosVersion) {
@@ -256,10 +240,6 @@ export class NodeSim {
       return { conditions, nodeInfo: info };
     });
     opts.reported?.();
-  }
-
-  /** up()'s taint removal (the node lifecycle controller's, once the node reports Ready). */
-  async liftDownTaints(name: string): Promise<void> {
     await this.setTaint(name, UNREACHABLE_TAINT, false);
     await this.setTaint(name, NOT_READY_TAINT, false);
   }
