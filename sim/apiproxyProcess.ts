@@ -20,6 +20,8 @@ function main(): void {
   const report = (r: ProxyReport) => process.send?.(r);
   const sockets = new Set<net.Socket>();
   let listening = false;
+  /** A listen is under way (its "listening" or "error" still to come): never a second one beside it. */
+  let starting = false;
   let wanted = true;
   const server = net.createServer((client) => {
     const api = net.connect(Number(upstreamPort), host);
@@ -35,28 +37,32 @@ function main(): void {
     api.pipe(client);
   });
   const listen = () => {
-    if (listening || !wanted) return;
+    if (listening || starting || !wanted) return;
+    starting = true;
     const retry = () => {
+      starting = false;
       server.off("listening", done);
       // A port taken meanwhile would leave the API away for good: tried again shortly (the sim's ports are loopback).
       setTimeout(listen, 100);
     };
     const done = () => {
+      starting = false;
       server.off("error", retry);
       listening = true;
+      if (!wanted) return stop(() => undefined); // the node went down again while this listen was under way
       report("listening");
     };
     server.once("error", retry);
     server.once("listening", done);
     server.listen(Number(listenPort), "127.0.0.1");
   };
-  const stop = (then: () => void) => {
+  function stop(then: () => void): void {
     wanted = false;
     if (!listening) return then();
     listening = false;
     server.close(() => then());
     for (const s of sockets) s.resetAndDestroy();
-  };
+  }
   process.on("message", (m: ProxyCommand) => {
     if (m === "down") stop(() => undefined);
     if (m === "up") {
