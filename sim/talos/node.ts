@@ -467,9 +467,8 @@ export class SimNode {
     this.publish(ev.status(Stage.RUNNING, true));
     const uncordon = this.cordoned;
     this.cordoned = false;
-    const booted = this._bootedAt;
     const reported = () => {
-      if (span && span.reportedMs === undefined) span.reportedMs = Date.now() - booted;
+      if (span && span.reportedMs === undefined) span.reportedMs = Date.now() - (span.at + span.ms);
     };
     this.host.up(this, { version, bootId: this._bootId, uncordon, reported });
   }

@@ -12,7 +12,7 @@ import type { SimNode } from "../../../sim/talos";
 const ECHO_AND_CLIENT = `
 const net = require("node:net");
 const { parentPort } = require("node:worker_threads");
-const server = net.createServer((s) => s.pipe(s)).listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }));
+const server = net.createServer((s) => s.on("error", () => undefined).pipe(s)).listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }));
 parentPort.on("message", ({ proxyPort }) => {
   const c = net.connect(proxyPort, "127.0.0.1", () => c.write("ping"));
   c.once("data", (d) => { parentPort.postMessage({ echoed: String(d), at: Date.now() }); c.destroy(); });
