@@ -2,14 +2,14 @@
 // provider`), so talos-gate cannot pass V8 a heap size; and V8 sizes its collections from the memory of the machine: on
 // a 24 GiB machine it let a 1,000-node rollout's garbage reach ~220 MB of heap before collecting it once (peak RSS
 // ~430 MB, of which ~190 MB is the host and the libraries before any work). So while a rollout runs:
-// - V8's growth factor for its old generation is set to HEAP_GROWING_PERCENT, from one full collection at the start,
-//   so V8 itself collects, incrementally, once the heap is half again what survived (in one 1,000-node run: 11
-//   collections, 462 ms of pauses in all, no forced one; before: 18 and 2 forced, 806 ms);
-// - the heap is looked at every few seconds and collected in full (one pause for the whole collection, 41–604 ms each
+// - V8's growth factor for its old generation is HEAP_GROWING_PERCENT, from one full collection at the start (which
+//   also takes the plan's garbage: the Node list, the images read), so V8 itself collects, incrementally, once the
+//   heap is half again what survived;
+// - the heap is looked at every few seconds and collected in full (one pause for the whole collection: up to 604 ms
 //   on the shared 2-core machine) once it has grown by GROWTH_BYTES from the lowest heap seen since the last
-//   collection anyway. The lowest, not the heap at the start: the rollout starts right after the plan, whose garbage
-//   (the Node list, the images read) is still in the heap then; counted from there, one 1,000-node run let the heap
-//   grow from 67 to 138 MB before its first collection, and the process peaked at 270 MiB.
+//   collection anyway — the lowest, as V8's own collections bring it down between looks (counted from the heap at the
+//   start, one run's heap grew 67 → 138 MB before its first collection).
+// Measured in bench/README.md (provider_rss_mb_1000, session 12).
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
 
@@ -60,9 +60,10 @@ function processGc(): (() => void) | undefined {
 
 /**
  * V8's growth factor for its old generation while a rollout runs: its next full collection is due once the old
- * generation is 1.5× what survived the last one, where it picks up to 4× on a machine with this much memory. V8 reads
- * the flag each time it sets that limit (src/heap/heap-controller.cc MemoryController::GrowingFactor, V8 12.4 of Node
- * 22), so it holds from the next full collection on.
+ * generation is 1.5× what survived the last one, where it picks up to 4× on a 24 GiB machine. V8 reads the flag each
+ * time it sets that limit (src/heap/heap-controller.cc MemoryController::GrowingFactor, V8 12.4 of Node 22), so it
+ * holds from the next full collection on. The flag is the process's: other dynamic providers in this host share it
+ * while a rollout runs, and it is set back to 0 (V8's own factor, its default) after the last.
  */
 const HEAP_GROWING_PERCENT = 50;
 
@@ -95,11 +96,14 @@ let rolloutsRunning = 0;
 export async function withBoundedHeap<T>(body: () => Promise<T>, controls: HeapControls = v8Controls()): Promise<T> {
   const { gc } = controls;
   if (!gc) return body();
-  if (rolloutsRunning++ === 0) controls.setGrowingPercent(HEAP_GROWING_PERCENT);
   let timer: NodeJS.Timeout | undefined;
   try {
-    // Once at the start: the plan's garbage goes, and V8 sets its next limit from what survives, with the factor above.
-    gc();
+    if (rolloutsRunning++ === 0) {
+      controls.setGrowingPercent(HEAP_GROWING_PERCENT);
+      // V8 sets its next limit from what survives this, with the factor above. Not again for a rollout that starts
+      // beside a running one: its pause would stop that one too.
+      gc();
+    }
     timer = setInterval(heapBound({ heapUsed: controls.heapUsed, collect: gc }), LOOK_EVERY_MS);
     timer.unref();
     return await body();

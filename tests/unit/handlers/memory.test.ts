@@ -48,13 +48,14 @@ describe("unit: handlers — heap bound during a rollout", () => {
   });
 
   it("the rollout's result and its failure pass through the bound unchanged", async () => {
-    assert.equal(await withBoundedHeap(async () => "Done"), "Done");
+    const controls: HeapControls = { gc: () => undefined, setGrowingPercent: () => undefined, heapUsed: () => 0 };
+    assert.equal(await withBoundedHeap(async () => "Done", controls), "Done");
     await assert.rejects(withBoundedHeap(async () => {
       throw new Error("stopped before cp-2");
-    }), /stopped before cp-2/);
+    }, controls), /stopped before cp-2/);
   });
 
-  it("V8's growth factor is set for the first rollout, collected from once, and given back after the last, also a failed one", async () => {
+  it("V8's growth factor is set and collected from once for overlapping rollouts, and given back after the last, also a failed one", async () => {
     const calls: string[] = [];
     const controls: HeapControls = {
       gc: () => calls.push("gc"),
@@ -64,14 +65,22 @@ describe("unit: handlers — heap bound during a rollout", () => {
     let endFirst!: () => void, failSecond!: (e: Error) => void;
     const first = withBoundedHeap(() => new Promise<string>((resolve) => { endFirst = () => resolve("Done"); }), controls);
     const second = withBoundedHeap(() => new Promise<string>((_, reject) => { failSecond = reject; }), controls);
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(calls, ["factor 50", "gc", "gc"], "set once for both, each run collected from once at its start");
-    endFirst();
-    assert.equal(await first, "Done");
-    assert.deepEqual(calls, ["factor 50", "gc", "gc"], "the second still runs: the factor stays");
-    failSecond(new Error("stopped before cp-2"));
-    await assert.rejects(second, /stopped before cp-2/);
-    assert.deepEqual(calls, ["factor 50", "gc", "gc", "factor 0"], "V8's own factor again after the last");
+    try {
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(calls, ["factor 50", "gc"], "set once; the second start does not pause the first with a collection");
+      endFirst();
+      assert.equal(await first, "Done");
+      assert.deepEqual(calls, ["factor 50", "gc"], "the second still runs: the factor stays");
+      failSecond(new Error("stopped before cp-2"));
+      await assert.rejects(second, /stopped before cp-2/);
+      assert.deepEqual(calls, ["factor 50", "gc", "factor 0"], "V8's own factor again after the last");
+    } finally {
+      endFirst();
+      failSecond(new Error("test over"));
+      await Promise.allSettled([first, second]);
+    }
+    assert.equal(await withBoundedHeap(async () => "again", controls), "again");
+    assert.deepEqual(calls.slice(3), ["factor 50", "gc", "factor 0"], "a later rollout sets it and collects again");
   });
 
   it("without a full collection (a runtime that refuses --expose-gc) the rollout runs unbounded and the factor is left alone", async () => {
