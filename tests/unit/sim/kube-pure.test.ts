@@ -9,6 +9,8 @@ import { expand } from "../../../sim/kube/containerenv";
 import { normalizeImage, pullBackoffMs, pullFailure } from "../../../sim/kube/images";
 import { LocalProcess } from "../../../sim/kube/process";
 import { logTail, terminationMessage } from "../../../sim/kube/termination";
+import { NodeSim, nodeObject, NOT_READY_TAINT, UNREACHABLE_TAINT } from "../../../sim/kube/nodes";
+import type { Rest } from "../../../sim/kube/rest";
 
 describe("unit: kube sim helpers", () => {
   it("keeps the last 80 lines, then the last 2048 bytes, of the logs (kubelet FallbackToLogsOnError)", () => {
@@ -81,5 +83,48 @@ describe("sim: files holding credentials", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("the kubelet's report reads the Node from the API server's cache and patches its status without a precondition; the lifecycle side reads etcd", async () => {
+    // kubelet_node_status.go tryUpdateNodeStatus (first try: GetOptions resourceVersion "0") + PatchNodeStatus (no
+    // resourceVersion in the patch); the node lifecycle controller's status write keeps its precondition.
+    const node = nodeObject({ name: "w-1", role: "worker", talosVersion: "v1.13.0", address: "10.5.0.2" }, 0, false);
+    node.metadata.resourceVersion = "41";
+    node.spec = { ...(node.spec ?? {}), taints: [{ key: UNREACHABLE_TAINT, effect: "NoSchedule" }] };
+    const calls: { verb: string; path: string; query?: unknown; body?: any }[] = [];
+    const rest = {
+      get: async (path: string, query?: unknown) => {
+        calls.push({ verb: "GET", path, query });
+        return structuredClone(node);
+      },
+      mergePatch: async (path: string, body: unknown) => {
+        calls.push({ verb: "PATCH", path, body });
+        return structuredClone(node);
+      },
+      put: async (path: string, body: any) => {
+        calls.push({ verb: "PUT", path, body });
+        node.spec = body.spec;
+        return structuredClone(node);
+      },
+    } as unknown as Rest;
+    const nodes = new NodeSim(rest);
+    let reportedAfter = -1;
+    await nodes.up("w-1", { talosVersion: "v1.13.2", bootId: "boot-2", reported: () => { reportedAfter = calls.length; } });
+    assert.deepEqual(calls.slice(0, 2).map((c) => [c.verb, c.path, c.query]), [
+      ["GET", "/api/v1/nodes/w-1", { resourceVersion: "0" }],
+      ["PATCH", "/api/v1/nodes/w-1/status", undefined],
+    ]);
+    assert.equal(calls[1].body.metadata, undefined, "no resourceVersion precondition in the kubelet's patch");
+    assert.equal(calls[1].body.status.nodeInfo.bootID, "boot-2");
+    assert.equal(reportedAfter, 2, "reported right after the status patch, before the taint writes");
+    assert.ok(calls.slice(2).every((c) => c.verb !== "GET" || c.query === undefined), "the taint writes read from etcd");
+    assert.equal(node.spec?.taints, undefined, "both taints gone");
+
+    calls.length = 0;
+    await nodes.down("w-1");
+    assert.deepEqual([calls[0].verb, calls[0].query, calls[1].verb], ["GET", undefined, "PATCH"]);
+    assert.deepEqual(calls[1].body.metadata, { resourceVersion: "41" }, "the lifecycle side keeps its precondition");
+    assert.ok(node.spec?.taints?.some((t: { key: string }) => t.key === UNREACHABLE_TAINT));
+    assert.ok(!node.spec?.taints?.some((t: { key: string }) => t.key === NOT_READY_TAINT));
   });
 });
