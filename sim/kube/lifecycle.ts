@@ -103,7 +103,7 @@ export function attachLifecycle(
   const onUp = (ref: NodeRef, info: NodeUpInfo) =>
     run(nameOf(ref), "up", async () => {
       if (kubelet.reportDelayMs) await new Promise((r) => setTimeout(r, kubelet.reportDelayMs));
-      await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId, ...(info.reported ? { reported: info.reported } : {}) });
+      await kubeSim.nodes.up(nameOf(ref), { talosVersion: info.version, bootId: info.bootId, reported: info.reported });
       await kubeSim.mirrors?.nodeReadiness(nameOf(ref), true);
       if (info.uncordon !== false) await kubeSim.nodes.uncordon(nameOf(ref), { onlyIfTalos: true });
     });

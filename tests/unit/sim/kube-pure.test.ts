@@ -1,5 +1,5 @@
 // Pure pieces of the kubelet emulator: termination-message tail, $(VAR) expansion, image references and which images
-// cannot be pulled.
+// cannot be pulled; the reads and writes of a node's Ready report, on a recording Rest.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
