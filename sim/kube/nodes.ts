@@ -185,12 +185,13 @@ export class NodeSim {
   }
 
   /**
-   * A status write. The kubelet's (`asKubelet`) reads the Node from the API server's watch cache (resourceVersion 0)
-   * and patches it without a resourceVersion precondition, as tryUpdateNodeStatus and PatchNodeStatus do (kubernetes
-   * v1.36.3 pkg/kubelet/kubelet_node_status.go: Node GETs and writes from there "are the majority of load on apiserver
-   * and etcd" in large clusters); the sim is the only writer of a node's status, one write at a time, so a read a little
-   * behind loses nothing. The rest (the node lifecycle controller's side) reads from etcd and writes with the
-   * precondition.
+   * A status write. The kubelet's (`asKubelet`) reads the Node from a cache, not etcd, and patches it without a
+   * resourceVersion precondition: kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go tryUpdateNodeStatus reads its
+   * first try from its own Node lister (Node reads and writes from there "are the majority of load on apiserver and
+   * etcd" in large clusters; earlier releases asked the API server's cache, resourceVersion 0, which is what the sim
+   * does) and PatchNodeStatus (component-helpers node/util/status.go) sends a two-way merge patch with no
+   * resourceVersion. The sim is the only writer of a node's status, one write at a time, so a read a little behind
+   * loses nothing. The rest (the node lifecycle controller's side) reads from etcd and writes with the precondition.
    */
   private async patchStatus(name: string, mutate: (n: Node, now: string) => unknown, asKubelet = false): Promise<Node> {
     return retrying(`update status of node ${name}`, async () => {

@@ -86,8 +86,8 @@ describe("sim: files holding credentials", () => {
   });
 
   it("the kubelet's report reads the Node from the API server's cache and patches its status without a precondition; the lifecycle side reads etcd", async () => {
-    // kubelet_node_status.go tryUpdateNodeStatus (first try: GetOptions resourceVersion "0") + PatchNodeStatus (no
-    // resourceVersion in the patch); the node lifecycle controller's status write keeps its precondition.
+    // kubelet_node_status.go tryUpdateNodeStatus (first try from a cache: the sim asks the API server's, resourceVersion
+    // "0") + PatchNodeStatus (no resourceVersion in the patch); the node lifecycle controller's write keeps its precondition.
     const node = nodeObject({ name: "w-1", role: "worker", talosVersion: "v1.13.0", address: "10.5.0.2" }, 0, false);
     node.metadata.resourceVersion = "41";
     node.spec = { ...(node.spec ?? {}), taints: [{ key: UNREACHABLE_TAINT, effect: "NoSchedule" }] };
