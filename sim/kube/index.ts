@@ -95,7 +95,6 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   const owned = new Set(names);
   if (owned.size !== names.length) throw new Error(simMsg.machineNamesNotUnique());
   const rest = await Rest.fromKubeconfig(opts.kubeconfig, opts.maxInflight ?? 24);
-  const nodes = new NodeSim(rest, { controlPlaneTaint: opts.controlPlaneTaint });
   const stoppers: (() => Promise<void> | void)[] = [];
   const stop = async () => {
     while (stoppers.length) {
@@ -111,14 +110,17 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     if (ownsWorkDir) fs.rmSync(workDir, { recursive: true, force: true });
   });
   try {
+    // The Node informer first: the sim's kubelets and node lifecycle side read their Nodes from it (sim/kube/nodes.ts).
+    const nodeR = new Reflector<Node>(rest, { path: "/api/v1/nodes", name: "nodes", log });
+    stoppers.push(() => nodeR.stop());
+    await nodeR.start();
+    const nodes = new NodeSim(rest, nodeR, { controlPlaneTaint: opts.controlPlaneTaint });
     await nodes.register(opts.machines);
     const mirrors = new StaticPodMirrors(rest);
     await mirrors.register(opts.machines);
     if (opts.kubeProxyImage) await ensureKubeProxy(rest, opts.kubeProxyImage);
-    const nodeR = new Reflector<Node>(rest, { path: "/api/v1/nodes", name: "nodes", log });
     const podR = new Reflector<Pod>(rest, { path: "/api/v1/pods", name: "pods", log });
-    for (const r of [nodeR, podR]) stoppers.push(() => r.stop());
-    await nodeR.start();
+    stoppers.push(() => podR.stop());
     await podR.start();
     const kubelet = new Kubelet({
       rest, pods: podR, nodes: nodeR, owned, toolsBin: path.dirname(toolPath("kubectl")), workDir: path.join(workDir, "pods"), server: rest.server, log,

@@ -140,9 +140,37 @@ export interface UncordonOptions {
   onlyIfTalos?: boolean;
 }
 
+/** The Nodes as an informer holds them (sim/kube/reflector.ts Reflector<Node>). */
+export interface NodeLister {
+  get(ns: undefined, name: string): Node | undefined;
+  when(ns: undefined, name: string, pred: (n: Node) => boolean, timeoutMs: number): Promise<Node | undefined>;
+}
+
+/** How long the node lifecycle side waits for its informer to show a status just written before it reads instead. */
+const LISTER_WAIT_MS = 5000;
+
+const READINESS_TAINTS: ReadonlySet<string> = new Set([UNREACHABLE_TAINT, NOT_READY_TAINT]);
+
+const readyStatus = (n: Node): string | undefined => (n.status?.conditions as Condition[] | undefined)?.find((c) => c.type === "Ready")?.status;
+
+/** The Node's taints with `want` as its only readiness (NoSchedule) taint, or undefined when they are so already. */
+function readinessTaintsFor(n: Node, want: string | undefined): { key: string; effect: string; timeAdded?: string }[] | undefined {
+  const taints: { key: string; effect: string; timeAdded?: string }[] = n.spec?.taints ?? [];
+  const isReadiness = (t: { key: string; effect: string }) => t.effect === "NoSchedule" && READINESS_TAINTS.has(t.key);
+  const kept = taints.filter((t) => !isReadiness(t) || t.key === want);
+  const has = kept.some((t) => isReadiness(t));
+  if (kept.length === taints.length && (has || !want)) return undefined;
+  return want && !has ? [...kept, { key: want, effect: "NoSchedule", timeAdded: nowTime() }] : kept;
+}
+
 /** Reads and flips the sim's Node objects. */
 export class NodeSim {
-  constructor(private readonly rest: Rest, private readonly opts: { controlPlaneTaint?: boolean; concurrency?: number } = {}) {}
+  constructor(
+    private readonly rest: Rest,
+    /** What the kubelets' and the node lifecycle controller's informers show of the Nodes (the sim's Node reflector). */
+    private readonly lister: NodeLister,
+    private readonly opts: { controlPlaneTaint?: boolean; concurrency?: number } = {},
+  ) {}
 
   /** Registers the machines as Nodes (create with status, like a kubelet; existing Nodes are brought to Ready). */
   async register(machines: readonly MachineSpec[]): Promise<void> {
@@ -185,23 +213,50 @@ export class NodeSim {
   }
 
   /**
-   * A status write. The kubelet's (`asKubelet`) reads the Node from a cache, not etcd, and patches it without a
-   * resourceVersion precondition: kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go tryUpdateNodeStatus reads its
-   * first try from its own Node lister (Node reads and writes from there "are the majority of load on apiserver and
-   * etcd" in large clusters; earlier releases asked the API server's cache, resourceVersion 0, which is what the sim
-   * does) and PatchNodeStatus (component-helpers node/util/status.go) sends a two-way merge patch with no
-   * resourceVersion. The sim is the only writer of a node's status, one write at a time, so a read a little behind
-   * loses nothing. The rest (the node lifecycle controller's side) reads from etcd and writes with the precondition.
+   * A status write, read first from the lister like the writer it stands for, and from etcd when tried again.
+   * - The kubelet's report (`by: "kubelet"`): kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go tryUpdateNodeStatus
+   *   reads its first try from its own Node lister (Node reads and writes from there "are the majority of load on
+   *   apiserver and etcd" in large clusters), later tries from etcd, and PatchNodeStatus (component-helpers
+   *   node/util/status.go) sends a two-way merge patch with no resourceVersion: the kubelet is the only writer of its
+   *   Node's status, so a read a little behind loses nothing.
+   * - The node lifecycle controller's (`by: "controller"`): v1.36.3 pkg/controller/nodelifecycle monitorNodeHealth
+   *   updates the Node from its lister with UpdateStatus, which carries the resourceVersion read; after a conflict it
+   *   reads the Node from etcd.
    */
-  private async patchStatus(name: string, mutate: (n: Node, now: string) => unknown, asKubelet = false): Promise<Node> {
+  private async writeStatus(name: string, by: "kubelet" | "controller", mutate: (n: Node, now: string) => unknown): Promise<Node> {
+    let tries = 0;
     return retrying(`update status of node ${name}`, async () => {
-      const node = await this.rest.get<Node>(nodePath(name), asKubelet ? { resourceVersion: "0" } : undefined);
+      const node = (tries++ === 0 ? this.lister.get(undefined, name) : undefined) ?? await this.rest.get<Node>(nodePath(name));
       const status = mutate(node, nowTime());
-      const metadata = asKubelet ? {} : { metadata: { resourceVersion: node.metadata.resourceVersion } };
+      const metadata = by === "controller" ? { metadata: { resourceVersion: node.metadata.resourceVersion } } : {};
       return this.rest.mergePatch<Node>(`${nodePath(name)}/status`, { ...metadata, status });
     });
   }
 
+  /**
+   * The node lifecycle controller's NoSchedule taint for the Ready condition just written (`written`): v1.36.3
+   * pkg/controller/nodelifecycle doNoScheduleTaintingPass runs when its informer shows the Node, decides on that
+   * Node and sends nothing when its taints already match; otherwise (pkg/controller/controller_utils.go
+   * AddOrUpdateTaintOnNode / RemoveTaintOffNode / PatchNodeTaints) it reads the Node from the API server's cache
+   * (resourceVersion 0) and patches the taints with that resourceVersion, reading etcd after a conflict. (The real
+   * controller adds and removes in two calls; the sim's Nodes only ever go from no readiness taint to one and back.)
+   */
+  private async readinessTaint(name: string, written: Node): Promise<void> {
+    const ready = readyStatus(written);
+    const boot = written.status?.nodeInfo?.bootID;
+    const seen = await this.lister.when(undefined, name, (n) => readyStatus(n) === ready && n.status?.nodeInfo?.bootID === boot, LISTER_WAIT_MS);
+    const want = ready === "Unknown" ? UNREACHABLE_TAINT : ready === "True" ? undefined : NOT_READY_TAINT;
+    if (seen && !readinessTaintsFor(seen, want)) return;
+    let tries = 0;
+    await retrying(`taint node ${name}`, async () => {
+      const node = await this.rest.get<Node>(nodePath(name), tries++ === 0 ? { resourceVersion: "0" } : undefined);
+      const taints = readinessTaintsFor(node, want);
+      if (!taints) return;
+      await this.rest.mergePatch(nodePath(name), { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: taints.length ? taints : null } });
+    });
+  }
+
+  /** The sim's own cordon taint, and a registration's leftover not-ready taint: read from etcd, written with a precondition. */
   private async setTaint(name: string, taintKey: string, present: boolean, effect = "NoSchedule"): Promise<void> {
     await this.updateNode(name, (n) => {
       const taints: { key: string; effect: string; timeAdded?: string }[] = n.spec?.taints ?? [];
@@ -217,7 +272,7 @@ export class NodeSim {
   /** The node stops being Ready (see DownOptions). */
   async down(name: string, opts: DownOptions = {}): Promise<void> {
     const mode = opts.mode ?? "unknown";
-    await this.patchStatus(name, (n, now) => {
+    const written = await this.writeStatus(name, "controller", (n, now) => {
       const conds: Condition[] = n.status?.conditions ?? healthyConditions(now);
       return {
         conditions: conds.map((c) => {
@@ -229,12 +284,12 @@ export class NodeSim {
         }),
       };
     });
-    await this.setTaint(name, mode === "unknown" ? UNREACHABLE_TAINT : NOT_READY_TAINT, true);
+    await this.readinessTaint(name, written);
   }
 
   /** The kubelet posts Ready again, optionally after booting a new Talos version (osImage, kernel, bootID change). */
   async up(name: string, opts: UpOptions = {}): Promise<void> {
-    await this.patchStatus(name, (n, now) => {
+    const written = await this.writeStatus(name, "kubelet", (n, now) => {
       const info = { ...(n.status?.nodeInfo ?? {}) };
       if (opts.talosVersion) {
         info.osImage = osImage(opts.talosVersion);
@@ -248,15 +303,14 @@ export class NodeSim {
         return prev && prev.status === c.status ? { ...c, lastTransitionTime: prev.lastTransitionTime } : c;
       });
       return { conditions, nodeInfo: info };
-    }, true);
+    });
     opts.reported?.();
-    await this.setTaint(name, UNREACHABLE_TAINT, false);
-    await this.setTaint(name, NOT_READY_TAINT, false);
+    await this.readinessTaint(name, written);
   }
 
   /** The kubelet restarted on another version (Talos applied a new `machine.kubelet.image`): it reports it in nodeInfo. */
   async setKubeletVersion(name: string, version: string): Promise<void> {
-    await this.patchStatus(name, (n) => ({ nodeInfo: { ...(n.status?.nodeInfo ?? {}), kubeletVersion: version } }));
+    await this.writeStatus(name, "kubelet", (n) => ({ nodeInfo: { ...(n.status?.nodeInfo ?? {}), kubeletVersion: version } }));
   }
 
   /** spec.unschedulable = true (+ talos.dev/cordoned when Talos cordons) and the unschedulable taint. */

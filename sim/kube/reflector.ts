@@ -19,6 +19,8 @@ export interface ReflectorOptions {
 export class Reflector<T extends KObject = KObject> {
   private readonly cache = new Map<string, T>();
   private readonly handlers = { add: [] as Handler<T>[], update: [] as Handler<T>[], delete: [] as Handler<T>[] };
+  /** Callers of `when`, by key: each is offered every object its key takes from now on (undefined: give up). */
+  private readonly waiters = new Map<string, Set<(obj: T | undefined) => void>>();
   private rv = "";
   private stopped = false;
   private current: WatchHandle | undefined;
@@ -38,6 +40,33 @@ export class Reflector<T extends KObject = KObject> {
     return this.cache.get(`${ns ?? ""}/${name}`);
   }
 
+  /**
+   * The object as this cache holds it once `pred` holds for it — at once, or at a later add or update of that key, the
+   * way an informer's handler sees it — or undefined after `timeoutMs` (a watch that is away, an object never
+   * matching): every wait has a bound.
+   */
+  when(ns: string | undefined, name: string, pred: (obj: T) => boolean, timeoutMs: number): Promise<T | undefined> {
+    const k = `${ns ?? ""}/${name}`;
+    const now = this.cache.get(k);
+    if (now && pred(now)) return Promise.resolve(now);
+    if (this.stopped) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const set = this.waiters.get(k) ?? new Set();
+      this.waiters.set(k, set);
+      const done = (obj: T | undefined) => {
+        clearTimeout(timer);
+        set.delete(offer);
+        if (!set.size && this.waiters.get(k) === set) this.waiters.delete(k);
+        resolve(obj);
+      };
+      const offer = (obj: T | undefined) => {
+        if (!obj || pred(obj)) done(obj);
+      };
+      const timer = setTimeout(() => done(undefined), timeoutMs);
+      set.add(offer);
+    });
+  }
+
   list(): T[] {
     return [...this.cache.values()];
   }
@@ -54,11 +83,13 @@ export class Reflector<T extends KObject = KObject> {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const set of [...this.waiters.values()]) for (const offer of [...set]) offer(undefined);
     this.current?.abort();
     await this.loop;
   }
 
   private emit(ev: "add" | "update" | "delete", obj: T, old?: T): void {
+    if (ev !== "delete") for (const offer of [...(this.waiters.get(key(obj)) ?? [])]) offer(obj);
     for (const fn of this.handlers[ev]) {
       try {
         fn(obj, old);
