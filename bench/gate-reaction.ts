@@ -17,7 +17,7 @@ import { runRollout } from "../provider/rollout/run";
 import { createTalosApi } from "../provider/talos";
 import { composeHealthcheck, validateHealthcheck } from "../provider/template";
 import { startSimCluster } from "../sim/cluster";
-import { Metric, percentile, round } from "./metrics";
+import { Metric, machineNote, percentile, round } from "./metrics";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -152,7 +152,7 @@ export async function benchGateReactionE2E(opts: { workers?: number; rounds?: nu
 export async function metrics(): Promise<Metric[]> {
   const load0 = os.loadavg()[0];
   const r = await benchGateReactionE2E();
-  const load = `load average ${round(load0, 2)} → ${round(os.loadavg()[0], 2)} (2 shared cores)`;
+  const load = machineNote(load0, os.loadavg()[0]);
   process.stderr.write(`bench gate-reaction: ${JSON.stringify(r)} ${load}\n`);
   const omni = `Omni: the pass is seen at the next requeue, every 30 s by default (up to 30,000 ms); ${load}; ` +
     `exit → runner verdict p50 ${r.toVerdictP50} ms, verdict → upgrade call p50 ${r.verdictToCallP50} ms`;

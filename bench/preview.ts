@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { toolsBin } from "../sim/tools";
-import { Metric, round } from "./metrics";
+import { Metric, machineNote, round } from "./metrics";
 import { programDir, talosGate } from "./rollout";
 
 const NODES = 1000;
@@ -82,7 +82,7 @@ export async function metrics(): Promise<Metric[]> {
   const r = await benchPreview();
   process.stderr.write(`bench preview ${r.nodes}: ${JSON.stringify(r)}\n`);
   const where = `pulumi preview --diff of a Cluster, a Healthcheck and a TalosUpgrade over a ${r.nodes}-node sim, median of ${RUNS} after a warm-up; ` +
-    `load average ${r.load[0]} → ${r.load[1]} (2 shared cores)`;
+    machineNote(r.load[0], r.load[1]);
   return [
     { name: `preview_seconds_${r.nodes}`, value: round(r.previewS, 2), unit: "s", compared_with: where },
     { name: `preview_seconds_empty_js`, value: round(r.emptyS, 2), unit: "s", compared_with: "an empty JavaScript program, same CLI, same run" },

@@ -13,7 +13,7 @@ import { coreApi, readMirroredStatus } from "../cli/common";
 import { control } from "../sim/control";
 import { readRunning } from "../sim/state";
 import { packageRoot, toolsBin } from "../sim/tools";
-import { Metric, percentile, round } from "./metrics";
+import { Metric, machineNote, percentile, round } from "./metrics";
 import { breakdown, overheadSlowest, type StatusMachine, type WaveInputs } from "./waves";
 
 const FROM = "v1.13.0";
@@ -300,7 +300,7 @@ export async function metrics(sizes: number[] = SIZES): Promise<Metric[]> {
         `the sim's measured node time per wave subtracted (p50 ${round(r.nodeTimeP50)} ms, max ${round(r.nodeTimeMax)} ms, ` +
         `pull, install and reboot, talos-gate's drain between them not; nominal ${SIM_NODE_MS} ms), the gate's Job healthcheck not ` +
         `(by the method before, with the drain counted as node time: ${round(r.overheadMsPerWaveOldMethod)} ms); ` +
-        `load average ${r.load[0]} → ${r.load[1]} (2 shared cores)`,
+        machineNote(r.load[0], r.load[1]),
     });
   }
   for (const r of results) {
