@@ -28,7 +28,10 @@ export function kubernetesPlaces(k: KubernetesVersions): Array<{ where: string; 
  * already runs the target (a converged stack previews clean whatever Kubernetes does since).
  */
 export async function livePathCheck(spec: TalosUpgradeSpec, kube: KubeClient): Promise<{ failures: string[]; warnings: string[] }> {
-  const [machines, kubernetes] = await Promise.all([withMachineOverrides(kube, spec.machines).listMachines(), kube.kubernetesVersions()]);
+  // The kubelets of every Node (Talos checks them all), from the same listing as the selected machines.
+  const [machines, kubernetes] = await Promise.all([
+    withMachineOverrides(kube, spec.machines).listMachines(), kube.listMachines().then((all) => kube.kubernetesVersions(all)),
+  ]);
   if (machines.every((m) => sameVersion(m.talosVersion, spec.version))) return { failures: [], warnings: [] };
   const steps = pathSteps(spec.path, spec.version);
   return checkUpgradePath({

@@ -2,6 +2,7 @@
 // versions a cluster runs, as Talos reads them, for the upgrade-path check at preview.
 import * as k8s from "./k8s";
 import type { KubeClients } from "./client";
+import type { Machine } from "../rollout/ports";
 
 export async function kubernetesVersion(kubeconfigText: string): Promise<string> {
   const kc = new k8s.KubeConfig();
@@ -32,10 +33,11 @@ export function imageTag(image: string): string | undefined {
 
 type Pod = { spec?: { nodeName?: string; containers?: Array<{ name?: string; image?: string }> }; metadata?: { labels?: Record<string, string> } };
 
-export async function readKubernetesVersions(c: KubeClients): Promise<KubernetesVersions> {
-  const [pods, nodes] = await Promise.all([
+/** The versions; the kubelets' from `nodes` (every Node, as listed: a LIST of 1,000 Nodes is ~4 MB, made once). */
+export async function readKubernetesVersions(c: KubeClients, nodes: Promise<readonly Machine[]>): Promise<KubernetesVersions> {
+  const [pods, machines] = await Promise.all([
     c.objects.getRaw("/api/v1/namespaces/kube-system/pods", { labelSelector: `k8s-app in (${CONTROL_PLANE_APPS.join(",")})` }) as Promise<{ items: Pod[] }>,
-    c.objects.getRaw("/api/v1/nodes", {}) as Promise<k8s.V1NodeList>,
+    nodes,
   ]);
   const controlPlane: KubernetesVersions["controlPlane"] = [];
   for (const pod of pods.items) {
@@ -47,8 +49,8 @@ export async function readKubernetesVersions(c: KubeClients): Promise<Kubernetes
     const v = (await c.objects.getRaw("/version", {})) as { gitVersion?: string };
     if (v.gitVersion) controlPlane.push({ where: "the API server", version: v.gitVersion });
   }
-  const kubelets = nodes.items
-    .map((n) => ({ node: n.metadata?.name ?? "?", version: n.status?.nodeInfo?.kubeletVersion ?? "" }))
+  const kubelets = machines
+    .map((m) => ({ node: m.name, version: m.kubeletVersion ?? "" }))
     .filter((k) => k.version !== "");
   return { controlPlane, kubelets };
 }

@@ -1,7 +1,10 @@
 // The preview plan's installer-image lines at scale (issue 23.3): read under their own budget with a bounded number in
 // flight; when the budget ends, the nodes not read yet are named as read at apply time and the lines of those read stand.
+// The preview's two looks at the live cluster (upgrade path, plan) share one LIST of the Nodes.
 import * as assert from "node:assert/strict";
 import { imagePlanLines, imageReadBudgetMs, PLAN_READS_IN_FLIGHT } from "../../../provider/handlers/imagePlan";
+import { previewLive } from "../../../provider/handlers/talosUpgrade";
+import type { KubeClient } from "../../../provider/kube";
 import type { Machine } from "../../../provider/rollout/ports";
 
 const machine = (name: string): Machine => ({ name, role: "worker", address: name, ready: true, cordoned: false, machineSet: "workers" });
@@ -49,5 +52,62 @@ describe("unit: handlers — the preview's installer-image lines (imagePlan.ts)"
 
   it("the budget grows with the nodes: 5 s, plus 10 ms a node, at most 30 s", () => {
     assert.deepEqual([imageReadBudgetMs(3), imageReadBudgetMs(1000), imageReadBudgetMs(10_000)], [5_030, 15_000, 30_000]);
+  });
+});
+
+describe("unit: handlers — the preview's looks at the live cluster (talosUpgrade.ts previewLive)", () => {
+  const kubeconfig = [
+    "apiVersion: v1", "kind: Config", "clusters:", "- name: c", "  cluster:", "    server: https://127.0.0.1:1",
+    "users:", "- name: u", "  user:", "    token: t", "contexts:", "- name: c", "  context:", "    cluster: c", "    user: u",
+    "current-context: c", "",
+  ].join("\n");
+  const news = {
+    kind: "TalosUpgrade", clusterName: "prod", kubeconfig, talosconfig: "t", owner: "p/s/talos", version: "v1.13.2",
+    holdTimeout: "60m", nodeTimeout: "15m", machineNames: [], healthchecks: [], healthcheckIds: [], installerImage: VANILLA,
+  };
+
+  it("the upgrade-path check and the plan share one LIST of the Nodes, and the kubelets come from it", async () => {
+    const machines: Machine[] = ["cp-1", "w-1", "w-2"].map((name) => ({
+      ...machine(name), ...(name === "cp-1" ? { role: "controlplane" as const, machineSet: "control-planes" } : {}),
+      talosVersion: "v1.13.0", kubeletVersion: "v1.34.1",
+    }));
+    let lists = 0;
+    let kubeletsFrom: readonly Machine[] | undefined;
+    let closed = 0;
+    const kube = {
+      listMachines: async () => {
+        lists++;
+        await new Promise((r) => setTimeout(r, 10)); // both looks ask while it is in flight
+        return machines.map((m) => ({ ...m }));
+      },
+      kubernetesVersions: async (nodes?: readonly Machine[]) => {
+        kubeletsFrom = nodes;
+        return { controlPlane: [{ where: "kube-apiserver on cp-1", version: "v1.34.1" }], kubelets: (nodes ?? []).map((m) => ({ node: m.name, version: m.kubeletVersion! })) };
+      },
+      readStatusRecord: async () => undefined,
+      close: async () => { closed++; },
+    } as unknown as KubeClient;
+    const [refused, plan] = await previewLive(news, {}, () => kube);
+    assert.deepEqual(refused, []);
+    assert.deepEqual(plan.slice(0, 1), ["upgrade 3 of 3 machines to v1.13.2 in 3 waves"]);
+    assert.ok(plan.includes(`installer ${VANILLA}: every node`), plan.join("\n"));
+    assert.equal(lists, 1, "one LIST of the Nodes for both looks");
+    assert.deepEqual(kubeletsFrom?.map((m) => m.name), ["cp-1", "w-1", "w-2"], "the kubelets from that listing");
+    assert.equal(closed, 1);
+  });
+
+  it("a cluster that cannot be listed: no refusal, the plan says why, the client is closed", async () => {
+    let closed = 0;
+    const kube = {
+      listMachines: async () => { throw new Error("listing the Nodes failed: connection refused"); },
+      kubernetesVersions: async () => ({ controlPlane: [], kubelets: [] }),
+      readStatusRecord: async () => undefined,
+      close: async () => { closed++; },
+    } as unknown as KubeClient;
+    const [refused, plan] = await previewLive(news, {}, () => kube);
+    assert.deepEqual(refused, []);
+    assert.equal(plan.length, 1);
+    assert.match(plan[0], /connection refused/);
+    assert.equal(closed, 1);
   });
 });
