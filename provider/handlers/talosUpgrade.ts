@@ -34,13 +34,6 @@ import {
 
 const PREVIEW_TIMEOUT_MS = 5_000;
 
-/**
- * The version the cluster last converged to, as far as a revert may be decided on it: this resource's own state only
- * (the run adds what the live nodes all run). The status ConfigMap is display only — anyone who may write ConfigMaps
- * in kube-system could otherwise turn an upgrade into an ungated revert. The preview plan (display) takes it when this
- * resource wrote it (check has no state); one that claims another version and was written by someone else is named in
- * a warning, then ignored.
- */
 /** The status this resource stored (any release's: read as far as it goes). */
 export function storedStatus(state: Properties | undefined): Partial<OutputStatus> | undefined {
   const s = state?.status;
@@ -50,6 +43,13 @@ export function storedStatus(state: Properties | undefined): Partial<OutputStatu
 /** The outputs: the inputs as given, the plan check put in them, and the status. */
 type TalosUpgradeOutputs = Properties & { status: Partial<OutputStatus> | undefined };
 
+/**
+ * The version the cluster last converged to, as far as a revert may be decided on it: this resource's own state only
+ * (the run adds what the live nodes all run). The status ConfigMap is display only — anyone who may write ConfigMaps
+ * in kube-system could otherwise turn an upgrade into an ungated revert. The preview plan (display) takes it when this
+ * resource wrote it (check has no state); one that claims another version and was written by someone else is named in
+ * a warning, then ignored.
+ */
 function trustedLastVersion(
   spec: TalosUpgradeSpec, id: string, previous: Properties | undefined, mirrored: MirroredStatus | undefined, use: "run" | "display",
 ): string | undefined {
