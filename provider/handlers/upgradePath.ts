@@ -30,7 +30,7 @@ export function kubernetesPlaces(k: KubernetesVersions): Array<{ where: string; 
 export async function livePathCheck(spec: TalosUpgradeSpec, kube: KubeClient): Promise<{ failures: string[]; warnings: string[] }> {
   // The kubelets of every Node (Talos checks them all), from the same listing as the selected machines.
   const [machines, kubernetes] = await Promise.all([
-    withMachineOverrides(kube, spec.machines).listMachines(), kube.listMachines().then((all) => kube.kubernetesVersions(all)),
+    withMachineOverrides(kube, spec.machines).listMachines(), kube.kubernetesVersions(kube.listMachines()),
   ]);
   if (machines.every((m) => sameVersion(m.talosVersion, spec.version))) return { failures: [], warnings: [] };
   const steps = pathSteps(spec.path, spec.version);

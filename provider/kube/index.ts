@@ -79,9 +79,9 @@ export interface KubeClient extends KubeApi {
   waitForVolumeDetach(node: string, opts: VolumeDetachOptions): Promise<void>;
   /**
    * The Kubernetes versions the cluster runs: control plane (as Talos detects it) and kubelets (version.ts); the kubelets
-   * from `nodes` when the caller has listed every Node already, else from a listing of its own.
+   * from `nodes` when the caller lists every Node anyway (read beside it), else from a listing of its own.
    */
-  kubernetesVersions(nodes?: readonly Machine[]): Promise<KubernetesVersions>;
+  kubernetesVersions(nodes?: Promise<readonly Machine[]>): Promise<KubernetesVersions>;
   /** Talos' bootstrap manifests applied as `talosctl upgrade-k8s` syncs them (bootstrapSync.ts); resolves the objects applied. */
   syncBootstrapManifests(manifests: readonly { id: string; objects: readonly BootstrapObject[] }[], signal: AbortSignal): Promise<string[]>;
   /** A DaemonSet's rollout as `kubectl rollout status` reads it, or undefined when there is none. */
@@ -127,7 +127,7 @@ export function createKubeApi(kubeconfigText: string, opts: KubeApiOptions = {})
     runningRollout: (cluster: string) => runningRollout(c, cluster),
     requestStop: (cluster: string, by: string) => requestStop(c, cluster, by),
     stats: () => c.stats(),
-    kubernetesVersions: (nodes) => readKubernetesVersions(c, nodes ? Promise.resolve(nodes) : listMachines(c)),
+    kubernetesVersions: (nodes) => readKubernetesVersions(c, nodes ?? listMachines(c)),
     syncBootstrapManifests: (manifests, signal) => syncBootstrapObjects(c, manifests, signal),
     daemonSetRollout: (namespace, name, signal) => rolloutOfDaemonSet(c, namespace, name, signal),
     close: async () => {

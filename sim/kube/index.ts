@@ -110,12 +110,15 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     if (ownsWorkDir) fs.rmSync(workDir, { recursive: true, force: true });
   });
   try {
-    // The Node informer first: the sim's kubelets and node lifecycle side read their Nodes from it (sim/kube/nodes.ts).
+    // The Node informer the sim's kubelets and node lifecycle side read their Nodes from (sim/kube/nodes.ts). It
+    // retries a failing LIST for ever, so the registration's writes go first: an API server that refuses the sim's
+    // credentials fails the start at once, as before.
     const nodeR = new Reflector<Node>(rest, { path: "/api/v1/nodes", name: "nodes", log });
     stoppers.push(() => nodeR.stop());
-    await nodeR.start();
+    const nodesListed = nodeR.start();
     const nodes = new NodeSim(rest, nodeR, { controlPlaneTaint: opts.controlPlaneTaint });
     await nodes.register(opts.machines);
+    await nodesListed;
     const mirrors = new StaticPodMirrors(rest);
     await mirrors.register(opts.machines);
     if (opts.kubeProxyImage) await ensureKubeProxy(rest, opts.kubeProxyImage);

@@ -243,8 +243,9 @@ export class NodeSim {
    */
   private async readinessTaint(name: string, written: Node): Promise<void> {
     const ready = readyStatus(written);
-    const boot = written.status?.nodeInfo?.bootID;
-    const seen = await this.lister.when(undefined, name, (n) => readyStatus(n) === ready && n.status?.nodeInfo?.bootID === boot, LISTER_WAIT_MS);
+    // The very write (the watch delivers every event in order): a Node before it may show the same condition.
+    const rv = written.metadata.resourceVersion;
+    const seen = await this.lister.when(undefined, name, (n) => n.metadata.resourceVersion === rv, LISTER_WAIT_MS);
     const want = ready === "Unknown" ? UNREACHABLE_TAINT : ready === "True" ? undefined : NOT_READY_TAINT;
     if (seen && !readinessTaintsFor(seen, want)) return;
     let tries = 0;
@@ -290,11 +291,10 @@ export class NodeSim {
   /** The kubelet posts Ready again, optionally after booting a new Talos version (osImage, kernel, bootID change). */
   async up(name: string, opts: UpOptions = {}): Promise<void> {
     const written = await this.writeStatus(name, "kubelet", (n, now) => {
-      const info = { ...(n.status?.nodeInfo ?? {}) };
-      if (opts.talosVersion) {
-        info.osImage = osImage(opts.talosVersion);
-        Object.assign(info, talosComponents(opts.talosVersion));
-      }
+      // Only what this report sets (a merge patch merges nodeInfo): a read a little behind must not write back an
+      // older value of another field, e.g. the kubeletVersion of a restart reported just before.
+      const info: Record<string, string> = {};
+      if (opts.talosVersion) Object.assign(info, { osImage: osImage(opts.talosVersion) }, talosComponents(opts.talosVersion));
       if (opts.kubeletVersion) info.kubeletVersion = opts.kubeletVersion;
       if (opts.bootId) info.bootID = opts.bootId;
       const old: Condition[] = n.status?.conditions ?? [];
@@ -310,7 +310,7 @@ export class NodeSim {
 
   /** The kubelet restarted on another version (Talos applied a new `machine.kubelet.image`): it reports it in nodeInfo. */
   async setKubeletVersion(name: string, version: string): Promise<void> {
-    await this.writeStatus(name, "kubelet", (n) => ({ nodeInfo: { ...(n.status?.nodeInfo ?? {}), kubeletVersion: version } }));
+    await this.writeStatus(name, "kubelet", () => ({ nodeInfo: { kubeletVersion: version } }));
   }
 
   /** spec.unschedulable = true (+ talos.dev/cordoned when Talos cordons) and the unschedulable taint. */

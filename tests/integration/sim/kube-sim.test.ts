@@ -512,6 +512,20 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
     }
   });
 
+  it("fails its start at once when the API server refuses its credentials (its Node informer would retry for ever)", async function () {
+    this.timeout(30000);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(cp.kubeconfig);
+    const user = kc.getCurrentUser()!;
+    kc.users = kc.users.map((u) => (u.name === user.name ? { name: u.name, token: "not-a-token" } : u));
+    const t0 = Date.now();
+    await assert.rejects(
+      startKubeSim({ kubeconfig: kc.exportConfig(), machines: [{ name: `ks-${run}-refused`, role: "worker", address: "10.6.0.9", talosVersion: "v1.12.4" }] }),
+      /Unauthorized|401/,
+    );
+    assert.ok(Date.now() - t0 < 20000, `refused after ${Date.now() - t0} ms`);
+  });
+
   it("survives an API server restart during its watches and still completes a Job afterwards", async () => {
     const before = sim.stats();
     await cp.restartApiServer(500);

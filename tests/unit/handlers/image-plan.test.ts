@@ -80,7 +80,8 @@ describe("unit: handlers — the preview's looks at the live cluster (talosUpgra
         await new Promise((r) => setTimeout(r, 10)); // both looks ask while it is in flight
         return machines.map((m) => ({ ...m }));
       },
-      kubernetesVersions: async (nodes?: readonly Machine[]) => {
+      kubernetesVersions: async (listing?: Promise<readonly Machine[]>) => {
+        const nodes = await listing;
         kubeletsFrom = nodes;
         return { controlPlane: [{ where: "kube-apiserver on cp-1", version: "v1.34.1" }], kubelets: (nodes ?? []).map((m) => ({ node: m.name, version: m.kubeletVersion! })) };
       },

@@ -110,7 +110,8 @@ describe("sim: a Node's reads and writes, as its kubelet and the node lifecycle 
         calls.push({ verb: "PATCH", path, body });
         const rv = body.metadata?.resourceVersion;
         if (rv !== undefined && rv !== node.metadata.resourceVersion) throw new KubeError(409, "Conflict", "the object has been modified");
-        if (path.endsWith("/status")) node.status = { ...node.status, ...body.status };
+        // a JSON merge patch: nodeInfo (a map) merges, conditions (a list) is replaced
+        if (path.endsWith("/status")) node.status = { ...node.status, ...body.status, nodeInfo: { ...node.status.nodeInfo, ...body.status.nodeInfo } };
         else node.spec = { ...node.spec, ...body.spec, ...(body.spec.taints === null ? { taints: undefined } : {}) };
         bump();
         if (!fixture.stall) shown = structuredClone(node);
@@ -145,6 +146,8 @@ describe("sim: a Node's reads and writes, as its kubelet and the node lifecycle 
       /** Someone else writes the Node (the informer shows it unless stalled). */
       writeBehind: (spec: object) => { node.spec = { ...node.spec, ...spec }; bump(); if (!fixture.stall) shown = structuredClone(node); },
       show: () => { shown = structuredClone(node); for (const w of [...waiters]) w(); },
+      /** The informer shows `n` (an older Node, say). */
+      showAs: (n: Node) => { shown = structuredClone(n); },
     };
     return fixture;
   }
@@ -188,6 +191,35 @@ describe("sim: a Node's reads and writes, as its kubelet and the node lifecycle 
     await down;
     assert.deepEqual(f.calls.slice(1).map((c) => [c.verb, c.query]), [["GET", { resourceVersion: "0" }], ["PATCH", undefined]]);
     assert.deepEqual(taintKeys(f.node()), [UNREACHABLE_TAINT]);
+  });
+
+  it("the taint is decided on the Node just written, not on an older one that shows the same condition", async () => {
+    const f = nodeFixture();
+    const older = structuredClone(f.node());
+    older.metadata.resourceVersion = "40";
+    older.spec.taints = undefined; // Ready and untainted, before the taint the API server has now
+    f.showAs(older);
+    f.stall = true;
+    const nodes = new NodeSim(f.rest, f.lister);
+    const up = nodes.up("w-1", {});
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(f.calls.map((c) => c.path), ["/api/v1/nodes/w-1/status"], "nothing decided on the older Node");
+    f.show();
+    await up;
+    assert.deepEqual(taintKeys(f.node()), [], "the taint is lifted");
+  });
+
+  it("a report sends only the nodeInfo fields it sets: a read behind does not write back an older kubelet version", async () => {
+    const f = nodeFixture();
+    const nodes = new NodeSim(f.rest, f.lister);
+    f.stall = true; // the informer has not shown the restart's report yet
+    await nodes.setKubeletVersion("w-1", "v1.36.3");
+    f.stall = false;
+    await nodes.up("w-1", { bootId: "boot-2" });
+    const report = f.calls.filter((c) => c.path.endsWith("/status")).at(-1)!;
+    assert.deepEqual(report.body.status.nodeInfo, { bootID: "boot-2" });
+    assert.equal(f.node().status.nodeInfo.kubeletVersion, "v1.36.3");
+    assert.equal(f.node().status.nodeInfo.osImage, "Talos (v1.13.0)", "the other fields stay");
   });
 
   it("a write in between refuses the taint patch; the retry reads etcd (v1.36.3 AddOrUpdateTaintOnNode)", async () => {
