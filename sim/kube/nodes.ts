@@ -146,8 +146,11 @@ export interface NodeLister {
   when(ns: undefined, name: string, pred: (n: Node) => boolean, timeoutMs: number): Promise<Node | undefined>;
 }
 
-/** How long the node lifecycle side waits for its informer to show a status just written before it reads instead. */
-const LISTER_WAIT_MS = 5000;
+/**
+ * How long the node lifecycle side waits for its informer to show a status just written before it reads instead (the
+ * read decides as well: the wait only saves it; a write by someone else delivered before the wait began ends there).
+ */
+const LISTER_WAIT_MS = 2000;
 
 const READINESS_TAINTS: ReadonlySet<string> = new Set([UNREACHABLE_TAINT, NOT_READY_TAINT]);
 
