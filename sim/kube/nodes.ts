@@ -220,8 +220,8 @@ export class NodeSim {
    * - The kubelet's report (`by: "kubelet"`): kubernetes v1.36.3 pkg/kubelet/kubelet_node_status.go tryUpdateNodeStatus
    *   reads its first try from its own Node lister (Node reads and writes from there "are the majority of load on
    *   apiserver and etcd" in large clusters), later tries from etcd, and PatchNodeStatus (component-helpers
-   *   node/util/status.go) sends a two-way merge patch with no resourceVersion: the kubelet is the only writer of its
-   *   Node's status, so a read a little behind loses nothing.
+   *   node/util/status.go) sends a two-way merge patch with no resourceVersion. A read a little behind loses nothing:
+   *   the report sets every condition the kubelet owns and only the nodeInfo fields it changes (`up`).
    * - The node lifecycle controller's (`by: "controller"`): v1.36.3 pkg/controller/nodelifecycle monitorNodeHealth
    *   updates the Node from its lister with UpdateStatus, which carries the resourceVersion read; after a conflict it
    *   reads the Node from etcd.

@@ -6,6 +6,9 @@ import { KObject, key } from "./types";
 
 export type Handler<T> = (obj: T, old?: T) => void;
 
+/** The cache's key of an object by namespace and name (types.ts `key` of the object itself). */
+const keyOf = (ns: string | undefined, name: string) => key({ metadata: { namespace: ns, name } });
+
 export interface ReflectorOptions {
   /** Collection path, e.g. /api/v1/pods. */
   path: string;
@@ -37,7 +40,7 @@ export class Reflector<T extends KObject = KObject> {
   }
 
   get(ns: string | undefined, name: string): T | undefined {
-    return this.cache.get(`${ns ?? ""}/${name}`);
+    return this.cache.get(keyOf(ns, name));
   }
 
   /**
@@ -46,7 +49,7 @@ export class Reflector<T extends KObject = KObject> {
    * matching): every wait has a bound.
    */
   when(ns: string | undefined, name: string, pred: (obj: T) => boolean, timeoutMs: number): Promise<T | undefined> {
-    const k = `${ns ?? ""}/${name}`;
+    const k = keyOf(ns, name);
     const now = this.cache.get(k);
     if (now && pred(now)) return Promise.resolve(now);
     if (this.stopped) return Promise.resolve(undefined);

@@ -15,7 +15,8 @@ const kubeconfig = [
   "contexts:", "- name: c", "  context:", "    cluster: c", "    user: u", "current-context: c", "",
 ].join("\n");
 
-const upgrade = (over: Record<string, unknown>) => ({
+/** A TalosUpgrade's inputs as the SDK sends them, with `over` (also the preview tests' inputs: image-plan.test.ts). */
+export const upgrade = (over: Record<string, unknown>) => ({
   kind: "TalosUpgrade", clusterName: "prod", kubeconfig, talosconfig: "t", owner: "p/s/talos", version: "v1.13.2",
   holdTimeout: "60m", nodeTimeout: "15m", machineNames: [], healthchecks: [], healthcheckIds: [], ...over,
 });

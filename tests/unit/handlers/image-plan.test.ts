@@ -6,6 +6,7 @@ import { imagePlanLines, imageReadBudgetMs, PLAN_READS_IN_FLIGHT } from "../../.
 import { previewLive } from "../../../provider/handlers/talosUpgrade";
 import type { KubeClient } from "../../../provider/kube";
 import type { Machine } from "../../../provider/rollout/ports";
+import { upgrade } from "./checkCases";
 
 const machine = (name: string): Machine => ({ name, role: "worker", address: name, ready: true, cordoned: false, machineSet: "workers" });
 const VANILLA = "ghcr.io/siderolabs/installer:v1.13.2";
@@ -56,15 +57,7 @@ describe("unit: handlers — the preview's installer-image lines (imagePlan.ts)"
 });
 
 describe("unit: handlers — the preview's looks at the live cluster (talosUpgrade.ts previewLive)", () => {
-  const kubeconfig = [
-    "apiVersion: v1", "kind: Config", "clusters:", "- name: c", "  cluster:", "    server: https://127.0.0.1:1",
-    "users:", "- name: u", "  user:", "    token: t", "contexts:", "- name: c", "  context:", "    cluster: c", "    user: u",
-    "current-context: c", "",
-  ].join("\n");
-  const news = {
-    kind: "TalosUpgrade", clusterName: "prod", kubeconfig, talosconfig: "t", owner: "p/s/talos", version: "v1.13.2",
-    holdTimeout: "60m", nodeTimeout: "15m", machineNames: [], healthchecks: [], healthcheckIds: [], installerImage: VANILLA,
-  };
+  const news = upgrade({ installerImage: VANILLA });
 
   it("the upgrade-path check and the plan share one LIST of the Nodes, and the kubelets come from it", async () => {
     const machines: Machine[] = ["cp-1", "w-1", "w-2"].map((name) => ({
