@@ -122,7 +122,9 @@ const PLATFORM_PREFIX_SINCE = "v1.10.0";
  * platform other than metal, the default schematic's `<platform>-installer` (its platform's installer); otherwise the
  * vanilla `ghcr.io/siderolabs/installer:<target>` (the same as the metal installer of the default schematic).
  * Stricter than Omni: a node that runs extensions without a schematic (installed bypassing Image Factory) is
- * refused, because the vanilla installer would silently drop its extensions.
+ * refused, because the vanilla installer would silently drop its extensions; so is a SecureBoot node without one
+ * (Omni gives it Image Factory's installer-secureboot of a synthesized schematic, signed with Sidero Labs' key: not
+ * the key an image built outside Image Factory was signed with, so the node would not boot the new version).
  */
 export function nodeInstallerImage(node: string, target: string, facts: NodeImageFacts, choice: InstallerChoice = {}): string {
   const version = tryNormalizeVersion(target);
@@ -134,6 +136,10 @@ export function nodeInstallerImage(node: string, target: string, facts: NodeImag
   let schematic = choice.schematic || facts.schematic;
   if (!schematic) {
     if (facts.extensions.length) throw new TalosError("CONFIG", msg.extensionsWithoutSchematic(node, facts.extensions), node);
+    // Image Factory puts the schematic extension into every image it builds (image-factory internal/profile/profile.go,
+    // 26b95ca: appended unconditionally, the empty schematic too): a SecureBoot node without one booted an image signed
+    // with a key of its own (imager), which neither the vanilla installer nor Image Factory's signed one boots.
+    if (facts.secureBoot) throw new TalosError("CONFIG", msg.secureBootWithoutSchematic(node), node);
     const platformInstaller = !!facts.platform && facts.platform !== "metal" && compareVersions(version, PLATFORM_PREFIX_SINCE) >= 0;
     if (!platformInstaller) return `${GHCR_INSTALLER}:${version}`;
     schematic = DEFAULT_SCHEMATIC;

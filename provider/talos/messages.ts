@@ -42,6 +42,11 @@ export const msg = {
     `node ${node} runs system extensions (${extensions.join(", ")}) that did not come from Image Factory (it has no schematic), ` +
     "so its installer image cannot be derived and the vanilla installer would drop them; set installerImage to an image " +
     "that carries these extensions, or a schematic that contains them",
+  secureBootWithoutSchematic: (node: string) =>
+    `node ${node} boots with SecureBoot from an image that did not come from Image Factory (it has no schematic), so its ` +
+    "installer image cannot be derived: the vanilla installer is not a SecureBoot installer, and Image Factory's is signed " +
+    "with Sidero Labs' key, which this machine's firmware may not trust; set installerImage to the installer-secureboot " +
+    "image signed with the machine's own key, or a schematic if it trusts Image Factory's",
   badFactoryHost: (host: string) =>
     `"${host}" is not an Image Factory host; give the registry host the factory serves installers from, with its port ` +
     "and path prefix if any and without https:// (e.g. factory.talos.dev or factory.example.com:5000)",

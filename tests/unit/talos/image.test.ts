@@ -87,7 +87,6 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
 
   it("issue 18 point 8: a non-metal node without a schematic gets Omni's image: its platform's installer of the default schematic (from 1.10)", () => {
     assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "aws" })), `factory.talos.dev/aws-installer/${S}:v1.13.2`);
-    assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "azure", secureBoot: true })), `factory.talos.dev/azure-installer-secureboot/${S}:v1.13.2`);
     assert.equal(nodeInstallerImage("n", "v1.9.5", facts({ platform: "aws" })), "ghcr.io/siderolabs/installer:v1.9.5");
     assert.equal(nodeInstallerImage("n", "v1.13.2", facts({ platform: "metal" })), "ghcr.io/siderolabs/installer:v1.13.2");
     assert.equal(DEFAULT_SCHEMATIC, crypto.createHash("sha256").update("customization: {}\n").digest("hex"), "Image Factory's id of the empty schematic");
@@ -123,6 +122,14 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
       e instanceof TalosError && e.code === "CONFIG" && e.node === "w-7" &&
       /node w-7 runs system extensions \(iscsi-tools, zfs\) that did not come from Image Factory .*set installerImage/.test(e.message));
     assert.throws(() => nodeInstallerImage("w-8", "v1.13.2", facts({ platform: "", schematic: S })), /node w-8 reports no platform/);
+    // Neither the vanilla installer nor Image Factory's Sidero-signed one boots an image signed outside Image Factory.
+    for (const platform of ["metal", "azure"]) {
+      assert.throws(() => nodeInstallerImage("w-9", "v1.13.2", facts({ platform, secureBoot: true })), (e: unknown) =>
+        e instanceof TalosError && e.code === "CONFIG" && e.node === "w-9" &&
+        /node w-9 boots with SecureBoot from an image that did not come from Image Factory .*set installerImage/.test(e.message), platform);
+    }
+    assert.equal(nodeInstallerImage("w-9", "v1.13.2", facts({ secureBoot: true }), { schematic: S }), `factory.talos.dev/metal-installer-secureboot/${S}:v1.13.2`);
+    assert.equal(nodeInstallerImage("w-9", "v1.13.2", facts({ secureBoot: true }), { installerImage: "r.local/installer-secureboot:v1.13.2" }), "r.local/installer-secureboot:v1.13.2");
     assert.throws(() => nodeInstallerImage("n", "latest", facts()), /"latest" is not a Talos version/);
     assert.throws(() => nodeInstallerImage("n", "v1.13.2", facts(), { schematic: "abc" }), /not an Image Factory schematic ID/);
   });
@@ -132,6 +139,10 @@ describe("talos: each node's own installer image (Omni's rule)", () => {
     const sch = fc.option(fc.stringMatching(/^[0-9a-f]{64}$/), { nil: undefined });
     fc.assert(fc.property(ver, sch, sch, fc.constantFrom("metal", "aws", "azure"), fc.boolean(), ([a, b, c], own, chosen, platform, sb) => {
       const v = `v${a}.${b}.${c}`;
+      if (sb && !own && !chosen) {
+        assert.throws(() => nodeInstallerImage("n", v, facts({ platform, secureBoot: sb })), /boots with SecureBoot/);
+        return;
+      }
       const img = nodeInstallerImage("n", v, facts({ platform, schematic: own, secureBoot: sb }), chosen ? { schematic: chosen } : {});
       assert.equal(versionFromImage(img), v);
       // without a schematic: the default one on a platform of its own from 1.10 (Omni), else the vanilla installer
