@@ -1,5 +1,5 @@
-// The one dynamic provider every talos-gate resource passes to Pulumi. Pulumi serializes this object into state
-// (`__provider`), so it must stay tiny and identical across releases and machines: each method only loads the
+// The one dynamic provider of every talos-gate resource. Its text as Pulumi serializes it (shimText.ts) is stored in
+// state (`__provider`), so it must stay tiny and identical across releases and machines: each method only loads the
 // handlers by package name at run time and dispatches on the resource's `kind` property. State written by one
 // version is then served by whatever version is installed when the next `pulumi up`, refresh or destroy runs.
 // Written as short arrows: Pulumi stores this text in every resource's state twice (inputs and outputs).

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { withKubeContext, withTalosContext } from "../provider/resources/credentialContext";
-import { shim } from "../provider/shim";
+import { DynamicResource } from "./dynamicResource";
 import { resourceUrn } from "./urn";
 
 /** A supporting manifest applied to the workload cluster (Omni's `kubernetes.manifests` semantics). */
@@ -72,7 +72,7 @@ export interface ClusterMachine {
  * A Talos cluster talos-gate manages: credentials, machines and supporting manifests. Creating it touches no node;
  * deleting it removes runner Jobs and `full`-mode manifests and never touches nodes.
  */
-export class Cluster extends pulumi.dynamic.Resource {
+export class Cluster extends DynamicResource {
   public readonly clusterName!: pulumi.Output<string>;
   /** Secret. */
   public readonly kubeconfig!: pulumi.Output<string>;
@@ -95,7 +95,7 @@ export class Cluster extends pulumi.dynamic.Resource {
   public readonly machineOverrides: pulumi.Output<MachineArgs[]>;
 
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
-    super(shim, name, {
+    super("Cluster", name, {
       kind: "Cluster",
       resourceUrn: resourceUrn("Cluster", name, opts),
       clusterName: args.clusterName ?? name,
@@ -106,8 +106,7 @@ export class Cluster extends pulumi.dynamic.Resource {
       machines: undefined,
       manifests: args.manifests ?? [],
       kubernetesVersion: undefined,
-    }, { ...opts, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
-    "talos-gate", "Cluster");
+    }, { ...opts, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] });
     this.clusterNameInput = pulumi.output(args.clusterName ?? name);
     this.machineSelection = pulumi.output(args.machines ?? []).apply((ms) => (ms ?? []).map((m) => m.name).sort());
     this.machineOverrides = pulumi.output(args.machines ?? []).apply((ms) => (ms ?? []).map((m) => JSON.parse(JSON.stringify(m)) as MachineArgs));

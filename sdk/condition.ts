@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { shim } from "../provider/shim";
+import { DynamicResource } from "./dynamicResource";
 import { runnerId } from "../provider/template/ids";
 import { Cluster, onCluster } from "./cluster";
 import { resourceUrn } from "./urn";
@@ -57,7 +57,7 @@ export interface ConditionArgs {
  * at preview (syntax, unknown variables and functions, known type errors, each naming its field) and evaluated on
  * every watch event while the gate runs, so the next node goes as soon as it turns true.
  */
-export class Condition extends pulumi.dynamic.Resource {
+export class Condition extends DynamicResource {
   /** `cluster-<cluster>-<name>`: how the upgrade's status names this condition. */
   public readonly conditionId!: pulumi.Output<string>;
   public readonly clusterName!: pulumi.Output<string>;
@@ -77,7 +77,7 @@ export class Condition extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ConditionArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = onCluster(args.cluster);
-    super(shim, name, {
+    super("Condition", name, {
       kind: "Condition",
       resourceUrn: resourceUrn("Condition", name, opts),
       ...cluster.inputs,
@@ -88,8 +88,7 @@ export class Condition extends pulumi.dynamic.Resource {
       allowEmpty: args.allowEmpty,
       conditionId: undefined,
       description: undefined,
-    }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] },
-    "talos-gate", "Condition");
+    }, { ...opts, additionalSecretOutputs: ["kubeconfig", ...(opts?.additionalSecretOutputs ?? [])] });
     const clusterName = cluster.name;
     this.plannedId = pulumi.all([clusterName, args.name]).apply(([c, n]) => runnerId(String(c), String(n)));
     this.gateCondition = pulumi.all([this.plannedId, args.target, args.expression, args.message, args.allowEmpty])

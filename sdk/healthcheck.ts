@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { shim } from "../provider/shim";
+import { DynamicResource } from "./dynamicResource";
 import { healthcheckId } from "../provider/template/validate";
 import { Cluster, onCluster } from "./cluster";
 import { resourceUrn } from "./urn";
@@ -43,7 +43,7 @@ export interface HealthcheckArgs {
  * A user-defined Kubernetes Job that must pass before each next node of a `TalosUpgrade` goes down. Validated at
  * preview time (every error names its field); the composed runner Job is an output.
  */
-export class Healthcheck extends pulumi.dynamic.Resource {
+export class Healthcheck extends DynamicResource {
   /** `idOverride` or `cluster-<cluster>-<name>`. */
   public readonly checkId!: pulumi.Output<string>;
   /** `talos-gate-<id>`. */
@@ -70,7 +70,7 @@ export class Healthcheck extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = onCluster(args.cluster);
-    super(shim, name, {
+    super("Healthcheck", name, {
       kind: "Healthcheck",
       resourceUrn: resourceUrn("Healthcheck", name, opts),
       ...cluster.inputs,
@@ -91,8 +91,7 @@ export class Healthcheck extends pulumi.dynamic.Resource {
       // The host re-marks only outputs named like a secret input: `composedJob` holds the job's text, so it is secret
       // whenever the job may be (an Output can carry a secret, and whether it does is known only later).
       additionalSecretOutputs: ["kubeconfig", ...(pulumi.Output.isInstance(args.job) ? ["composedJob"] : []), ...(opts?.additionalSecretOutputs ?? [])],
-    },
-    "talos-gate", "Healthcheck");
+    });
     const clusterName = cluster.name;
     this.plannedId = pulumi.all([clusterName, args.name, args.idOverride])
       .apply(([c, name, idOverride]) => healthcheckId({ name, idOverride }, String(c)));

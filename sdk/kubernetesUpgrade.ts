@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT } from "../provider/resources/defaults";
-import { shim } from "../provider/shim";
+import { DynamicResource } from "./dynamicResource";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
@@ -42,7 +42,7 @@ export interface KubernetesUpgradeArgs {
  * then each kubelet; the gates before every one. Never runs beside a TalosUpgrade of the same cluster (the same
  * Lease): order the two with `dependsOn`. Resumable and bounded; deleting it never downgrades.
  */
-export class KubernetesUpgrade extends pulumi.dynamic.Resource {
+export class KubernetesUpgrade extends DynamicResource {
   public readonly version!: pulumi.Output<string>;
   /** The status in TalosUpgrade's shape; its machines are the units ("cp-1 (control plane)", "kube-proxy", "w-1 (kubelet)"). */
   public readonly status!: pulumi.Output<TalosUpgradeStatus>;
@@ -51,7 +51,7 @@ export class KubernetesUpgrade extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: KubernetesUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
     const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? []), ...(args.after ? [args.after] : [])], opts);
-    super(shim, name, {
+    super("KubernetesUpgrade", name, {
       kind: "KubernetesUpgrade",
       resourceUrn: resourceUrn("KubernetesUpgrade", name, opts),
       owner: `${pulumi.getProject()}/${pulumi.getStack()}/${name}`,
@@ -72,7 +72,6 @@ export class KubernetesUpgrade extends pulumi.dynamic.Resource {
       talosVersion: args.after?.targetVersion,
       plan: undefined,
       status: undefined,
-    }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
-    "talos-gate", "KubernetesUpgrade");
+    }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] });
   }
 }

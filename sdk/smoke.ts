@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { shim } from "../provider/shim";
+import { DynamicResource } from "./dynamicResource";
 
 export interface SmokeArgs {
   /** Any non-empty text; the output `digest` is its sha256. */
@@ -7,12 +7,12 @@ export interface SmokeArgs {
 }
 
 /** A cluster-free resource that proves the provider chain works (used by the smoke e2e test). */
-export class Smoke extends pulumi.dynamic.Resource {
+export class Smoke extends DynamicResource {
   /** sha256 hex of `message`. */
   public readonly digest!: pulumi.Output<string>;
   public readonly message!: pulumi.Output<string>;
 
   constructor(name: string, args: SmokeArgs, opts?: pulumi.CustomResourceOptions) {
-    super(shim, name, { kind: "Smoke", message: args.message, digest: undefined }, opts, "talos-gate", "Smoke");
+    super("Smoke", name, { kind: "Smoke", message: args.message, digest: undefined }, opts);
   }
 }

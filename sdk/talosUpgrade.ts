@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { DEFAULT_HOLD_TIMEOUT, DEFAULT_NODE_TIMEOUT } from "../provider/resources/defaults";
-import { shim } from "../provider/shim";
+import { DynamicResource } from "./dynamicResource";
 import { Cluster } from "./cluster";
 import { Condition } from "./condition";
 import { Healthcheck } from "./healthcheck";
@@ -150,7 +150,7 @@ export interface TalosUpgradeStatus {
  * before each next node goes down, and the rollout holds while any fails. Resumable, bounded, and exclusive per
  * cluster (a Lease). Deleting it never downgrades a node.
  */
-export class TalosUpgrade extends pulumi.dynamic.Resource {
+export class TalosUpgrade extends DynamicResource {
   public readonly version!: pulumi.Output<string>;
   public readonly status!: pulumi.Output<TalosUpgradeStatus>;
   /** The rollout plan computed at preview time when the cluster is reachable (ordered nodes, from → to, gates). */
@@ -166,7 +166,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
     // Conditions likewise from their inputs (Condition.gateCondition); they come first in the order too.
     const conditions = (args.conditions ?? []).map((c) => c.gateCondition);
     const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? [])], opts);
-    super(shim, name, {
+    super("TalosUpgrade", name, {
       kind: "TalosUpgrade",
       resourceUrn: resourceUrn("TalosUpgrade", name, opts),
       // The lease holder: stable per stack and resource, so a resumed `pulumi up` of this stack takes over its own
@@ -200,8 +200,7 @@ export class TalosUpgrade extends pulumi.dynamic.Resource {
       customTimeouts: runTimeouts(opts?.customTimeouts),
       plan: undefined,
       status: undefined,
-    }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] },
-    "talos-gate", "TalosUpgrade");
+    }, { ...opts, dependsOn, additionalSecretOutputs: ["kubeconfig", "talosconfig", ...(opts?.additionalSecretOutputs ?? [])] });
     this.targetVersion = pulumi.output(args.version);
     // Engine-side only: providers never see replaceOnChanges (proto/pulumi/provider.proto DiffRequest, v3.259.0), so
     // the program says it here, on this resource's row.
