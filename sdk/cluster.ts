@@ -1,7 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-import { withKubeContext, withTalosContext } from "../provider/resources/credentialContext";
 import { DynamicResource } from "./dynamicResource";
 import { resourceUrn } from "./urn";
+
+/** The context rewriter (yaml), loaded only for a Cluster that chooses a context: not with every program. */
+const credentialContext = () => require("../provider/resources/credentialContext") as typeof import("../provider/resources/credentialContext");
 
 /** A supporting manifest applied to the workload cluster (Omni's `kubernetes.manifests` semantics). */
 export interface ManifestArgs {
@@ -99,8 +101,8 @@ export class Cluster extends DynamicResource {
       kind: "Cluster",
       resourceUrn: resourceUrn("Cluster", name, opts),
       clusterName: args.clusterName ?? name,
-      kubeconfig: pulumi.secret(pulumi.all([args.kubeconfig, args.context]).apply(([k, c]) => (c?.kubeconfig ? withKubeContext(k, c.kubeconfig) : k))),
-      talosconfig: pulumi.secret(pulumi.all([args.talosconfig, args.context]).apply(([t, c]) => (c?.talosconfig ? withTalosContext(t, c.talosconfig) : t))),
+      kubeconfig: pulumi.secret(pulumi.all([args.kubeconfig, args.context]).apply(([k, c]) => (c?.kubeconfig ? credentialContext().withKubeContext(k, c.kubeconfig) : k))),
+      talosconfig: pulumi.secret(pulumi.all([args.talosconfig, args.context]).apply(([t, c]) => (c?.talosconfig ? credentialContext().withTalosContext(t, c.talosconfig) : t))),
       // The user's selection; the `machines` output is what is observed on the cluster.
       machineSpec: args.machines,
       machines: undefined,

@@ -1,8 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { fileReader } from "../provider/resources/model";
-import { loadTemplate } from "../provider/template";
 import { Cluster } from "./cluster";
 import { Healthcheck } from "./healthcheck";
 import { TalosUpgrade, UpgradeStrategyArgs } from "./talosUpgrade";
@@ -44,6 +42,9 @@ export class ClusterTemplate extends pulumi.ComponentResource {
     super("talos-gate:index:ClusterTemplate", name, {}, opts);
     const file = path.resolve(args.file);
     const baseDir = path.dirname(file);
+    // Loaded here, not with the package: the template reader (zod, yaml) is ~70 ms of every program's start otherwise.
+    const { loadTemplate } = require("../provider/template") as typeof import("../provider/template");
+    const { fileReader } = require("../provider/resources/model") as typeof import("../provider/resources/model");
     const tpl = loadTemplate(fs.readFileSync(file), {
       ...fileReader(baseDir), allowedRoot: args.allowedDir ? path.resolve(args.allowedDir) : baseDir,
     });

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { DynamicResource } from "./dynamicResource";
-import { healthcheckId } from "../provider/template/validate";
+import { healthcheckId } from "../provider/template/ids";
 import { Cluster, onCluster } from "./cluster";
 import { resourceUrn } from "./urn";
 

@@ -4,3 +4,8 @@
 export function runnerId(cluster: string, name: string): string {
   return `cluster-${cluster}-${name}`;
 }
+
+/** Healthcheck id as Omni derives it: `idOverride`, else `cluster-<cluster>-<name>`. */
+export function healthcheckId(hc: { name?: string; idOverride?: string }, cluster: string): string {
+  return hc.idOverride ? hc.idOverride : runnerId(cluster, hc.name ?? "");
+}

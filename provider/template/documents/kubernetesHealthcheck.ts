@@ -7,7 +7,8 @@ import { MultiError, join, type ErrNode } from "../errors";
 import { readIncluded } from "../files";
 import { checkJobManifest } from "../jobmanifest";
 import { dnsLabelErrors } from "../formats";
-import { runnerId } from "../ids";
+import { healthcheckId } from "../ids";
+export { healthcheckId };
 import type { RawHealthcheck } from "../schema";
 import type { ContentSource, Healthcheck } from "../model";
 import type { ParseOptions } from "../validate";
@@ -16,11 +17,6 @@ import { checkDescriptors, inlineText, labelsOf, type DocContext, type Seg } fro
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const MIN_INTERVAL_MS = 5_000;
 export const JOB_NAME_PREFIX = "talos-gate-";
-
-/** Healthcheck id as Omni derives it: `idOverride`, else `cluster-<cluster>-<name>`. */
-export function healthcheckId(hc: { name?: string; idOverride?: string }, cluster: string): string {
-  return hc.idOverride ? hc.idOverride : runnerId(cluster, hc.name ?? "");
-}
 
 export function validateOneHealthcheck(
   ctx: DocContext, hc: RawHealthcheck, cluster: string, base: readonly Seg[], files: ParseOptions,
