@@ -1,0 +1,31 @@
+// What a program pays for talos-gate before its first resource registers: neither the template reader (zod, yaml),
+// nor the context rewriter, nor Pulumi's closure serializer (a V8 inspector session) — each measured at 50–270 ms of
+// every preview and up. Seen in a process of its own, with Pulumi's mocks (they are global to a process).
+import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as path from "node:path";
+
+/** The modules a program loads after `@pulumi/pulumi` when it builds the README's three resources. */
+function loadedByProgram(): string[] {
+  const dist = path.resolve(__dirname, "../../..");
+  const script = `
+    const pulumi = require("@pulumi/pulumi");
+    pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: { ...a.inputs, status: {} } }), call: () => ({}) }, "p", "s", false);
+    const before = new Set(Object.keys(require.cache));
+    const gate = require(${JSON.stringify(path.join(dist, "sdk"))});
+    const cluster = new gate.Cluster("prod", { kubeconfig: pulumi.secret("k"), talosconfig: pulumi.secret("t") });
+    const check = new gate.Healthcheck("ceph", { cluster, name: "ceph", job: { apiVersion: "batch/v1", kind: "Job", spec: {} } });
+    new gate.TalosUpgrade("talos", { cluster, version: "v1.13.2", healthchecks: [check] });
+    setTimeout(() => { process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => !before.has(k)))); process.exit(0); }, 1500);
+  `;
+  return JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: path.resolve(dist, ".."), encoding: "utf8", timeout: 60_000 }));
+}
+
+describe("sdk: start-up", () => {
+  it("builds a Cluster, a Healthcheck and a TalosUpgrade without the template reader, the context rewriter or Pulumi's closure serializer", () => {
+    const loaded = loadedByProgram();
+    assert.ok(loaded.some((f) => f.endsWith(path.join("sdk", "talosUpgrade.js"))), "the SDK itself was loaded");
+    const heavy = loaded.filter((f) => /node_modules[\\/](zod|yaml)[\\/]|credentialContext|[\\/]runtime[\\/]closure[\\/]/.test(f));
+    assert.deepEqual(heavy, [], "loaded by a program that uses neither a ClusterTemplate nor a Cluster context");
+  });
+});
