@@ -4,11 +4,12 @@
 // (provider/shimText.ts) instead of serialized in each program.
 import * as pulumi from "@pulumi/pulumi";
 import { SHIM_TEXT } from "../provider/shimText";
+import { Kind, TYPE_PREFIX } from "./urn";
 
 export const PROVIDER_KEY = "__provider";
 
 export abstract class DynamicResource extends pulumi.CustomResource {
-  constructor(type: string, name: string, props: pulumi.Inputs, opts?: pulumi.CustomResourceOptions) {
-    super(`pulumi-nodejs:dynamic/talos-gate:${type}`, name, { ...props, [PROVIDER_KEY]: SHIM_TEXT }, opts);
+  constructor(kind: Kind, name: string, props: pulumi.Inputs, opts?: pulumi.CustomResourceOptions) {
+    super(`${TYPE_PREFIX}${kind}`, name, { ...props, [PROVIDER_KEY]: SHIM_TEXT }, opts);
   }
 }

@@ -1,6 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 
-const TYPE_PREFIX = "pulumi-nodejs:dynamic/talos-gate:";
+/** The type of a talos-gate resource: the dynamic-provider package, the `talos-gate` module and the kind. */
+export const TYPE_PREFIX = "pulumi-nodejs:dynamic/talos-gate:";
+
+/** The kinds of resource talos-gate registers (their `kind` input names the handler that serves them). */
+export type Kind = "Cluster" | "Condition" | "Healthcheck" | "KubernetesUpgrade" | "Smoke" | "TalosUpgrade";
 
 /**
  * The URN the engine gives a talos-gate resource (type `pulumi-nodejs:dynamic/talos-gate:<Type>`), passed to the
@@ -11,7 +15,7 @@ const TYPE_PREFIX = "pulumi-nodejs:dynamic/talos-gate:";
  * component is done when its children are), so a child whose inputs wait on it waits on itself — `pulumi preview`
  * of a `ClusterTemplate` hung. Only the parent's URN *value* is taken here, as Pulumi's createUrn would build it.
  */
-export function resourceUrn(type: string, name: string, opts?: pulumi.CustomResourceOptions): pulumi.Output<string> {
+export function resourceUrn(type: Kind, name: string, opts?: pulumi.CustomResourceOptions): pulumi.Output<string> {
   const stackPrefix = `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::`;
   const parent = opts?.parent;
   if (!parent) return pulumi.output(`${stackPrefix}${TYPE_PREFIX}${type}::${name}`);

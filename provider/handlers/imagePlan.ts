@@ -2,7 +2,9 @@
 // ("installer ghcr.io/…:v1.13.2: cp-1, w-1"), read from the nodes so a reviewer sees before the merge that nodes
 // installed from Image Factory keep their extensions. At 1,000 nodes these are thousands of Talos calls: they run under
 // their own budget, which grows with the nodes to read (the Kubernetes part of the plan keeps its 5 s), a bounded number
-// in flight; a node not read when the budget ends is named as read at apply time, and the rest of the plan stands.
+// in flight; a node not read when the budget ends is named as read at apply time, and the rest of the plan stands. A
+// node whose image cannot be derived at all (it runs extensions, or boots with SecureBoot, without a schematic) is a
+// refusal: check fails before anything moves, instead of a run that stops at that node's wave after the ones before.
 import { setMaxListeners } from "node:events";
 import { errorText } from "../errorText";
 import type { Machine } from "../rollout/ports";
@@ -20,14 +22,23 @@ export function imageReadBudgetMs(nodes: number): number {
   return Math.min(MAX_BUDGET_MS, BASE_BUDGET_MS + nodes * PER_NODE_MS);
 }
 
+export interface ImagePlan {
+  /** "installer <image>: <nodes>" lines, sorted by image. */
+  lines: string[];
+  /** Why a node's image cannot be derived (what `refuses` took), one per node, by node name. */
+  refusals: string[];
+}
+
 /**
- * The image lines for `pending`, sorted by image. `read` gives a node's image (it may throw: the line then says why);
- * it gets a signal that aborts when the budget ends.
+ * The image lines for `pending`, sorted by image. `read` gives a node's image (it may throw: the line then says why,
+ * unless `refuses` takes the error as a refusal); it gets a signal that aborts when the budget ends.
  */
 export async function imagePlanLines(
   pending: readonly Machine[], read: (m: Machine, signal: AbortSignal) => Promise<string>, budgetMs: number,
-): Promise<string[]> {
-  if (pending.length === 0) return [];
+  refuses: (err: unknown) => boolean = () => false,
+): Promise<ImagePlan> {
+  if (pending.length === 0) return { lines: [], refusals: [] };
+  const refusals = new Map<string, string>();
   const byImage = new Map<string, string[]>();
   const add = (key: string, name: string) => {
     const names = byImage.get(key);
@@ -43,10 +54,18 @@ export async function imagePlanLines(
   try {
     await mapLimit(pending, PLAN_READS_IN_FLIGHT, async (m) => {
       if (budget.signal.aborted) return add(late, m.name);
-      add(await Promise.race([read(m, budget.signal).catch((err) => msg.planImageUnknown(errorText(err))), ended]), m.name);
+      const image = await Promise.race([read(m, budget.signal).catch((err) => {
+        if (!refuses(err)) return msg.planImageUnknown(errorText(err));
+        refusals.set(m.name, errorText(err));
+        return undefined;
+      }), ended]);
+      if (image !== undefined) add(image, m.name);
     });
   } finally {
     clearTimeout(timer);
   }
-  return [...byImage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([img, names]) => msg.planImage(img, names.sort()));
+  return {
+    lines: [...byImage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([img, names]) => msg.planImage(img, names.sort())),
+    refusals: [...refusals.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, reason]) => reason),
+  };
 }

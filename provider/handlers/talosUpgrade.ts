@@ -9,6 +9,7 @@ import { describePlan, planRollout } from "../rollout/plan";
 import { quorumLossPlanLines } from "../rollout/quorum";
 import type { Machine, TalosApi } from "../rollout/ports";
 import { nodeInstallerImage } from "../talos/image";
+import { TalosError } from "../talos/errors";
 import { withMachineOverrides } from "../resources/cluster";
 import { RolloutError } from "../rollout/run";
 import { runPath } from "../rollout/pathRun";
@@ -19,10 +20,10 @@ import { laterStepLines } from "../rollout/pathPlan";
 import { outputStatus, pendingCount, type OutputMachine, type OutputStatus, type UpgradeStatus } from "../rollout/status";
 import { normalizeVersion, sameVersion } from "../version";
 import { currentMachineNumber, statusUpdating, STEP_NO_MACHINES_UPGRADING } from "../rollout/messages";
-import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type Properties } from "./common";
+import { errorText, hasUnknown, PartialFailure, progress, withTimeout, type CheckFailure, type Properties } from "./common";
 import { warn } from "./diagnostics";
 import { rolloutProgress } from "./rolloutProgress";
-import { imagePlanLines, imageReadBudgetMs } from "./imagePlan";
+import { imagePlanLines, imageReadBudgetMs, type ImagePlan } from "./imagePlan";
 import { holderOf as holderOfOwner, kubeApi, runAbort, talosApi } from "./runScaffold";
 import { withBoundedHeap } from "./memory";
 import { profileCpu } from "./cpuProfile";
@@ -67,21 +68,26 @@ function trustedLastVersion(
 const plannedIds = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
 
 /**
- * The preview's looks at the live cluster — the upgrade path's refusals and the plan — through one client and one
- * LIST of the Nodes (issue 23.3: at 1,000 nodes each LIST is ~4 MB the API server writes and the provider parses,
- * beside the plan's thousands of Talos reads; the two looks made three). At once: a cluster that does not answer costs
- * the preview one bound, not two.
+ * The preview's looks at the live cluster — the upgrade path's refusals, the nodes whose installer image cannot be
+ * derived, and the plan — through one client and one LIST of the Nodes (issue 23.3: at 1,000 nodes each LIST is ~4 MB
+ * the API server writes and the provider parses, beside the plan's thousands of Talos reads; the two looks made three).
+ * At once: a cluster that does not answer costs the preview one bound, not two.
  */
 export async function previewLive(
   news: Properties, olds: Properties, open: (spec: TalosUpgradeSpec) => KubeClient = (spec) => kubeApi(spec.kubeconfig, spec.urn),
-): Promise<[refused: string[], plan: string[]]> {
+  images: (spec: TalosUpgradeSpec, pending: Machine[], target: string) => Promise<ImagePlan> = imageLines,
+): Promise<[refused: CheckFailure[], plan: string[]]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
   if (hasUnknown(PLAN_INPUTS.map((k) => news[k]))) return [[], [msg.planUnknownInputs]];
   let kube: KubeClient | undefined;
   try {
     const spec = parseTalosUpgrade(news);
     kube = listedOnce(open(spec));
-    return await Promise.all([previewPathCheck(spec, kube), previewPlan(spec, kube, news, olds)]);
+    const [path, planned] = await Promise.all([previewPathCheck(spec, kube), previewPlan(spec, kube, news, olds, images)]);
+    return [[
+      ...path.map((reason) => ({ property: "version", reason })),
+      ...planned.refusals.map((reason) => ({ property: "installerImage", reason })),
+    ], planned.plan];
   } catch (err) {
     return [[], [msg.planUnavailable(errorText(err))]];
   } finally {
@@ -95,7 +101,10 @@ function listedOnce(kube: KubeClient): KubeClient {
   return Object.assign(Object.create(kube) as KubeClient, { listMachines: () => (listed ??= kube.listMachines()) });
 }
 
-async function previewPlan(spec: TalosUpgradeSpec, kube: KubeClient, news: Properties, olds: Properties): Promise<string[]> {
+async function previewPlan(
+  spec: TalosUpgradeSpec, kube: KubeClient, news: Properties, olds: Properties,
+  images: (spec: TalosUpgradeSpec, pending: Machine[], target: string) => Promise<ImagePlan>,
+): Promise<{ plan: string[]; refusals: string[] }> {
   try {
     // The Kubernetes part within 5 s; then the images read from the nodes under their own budget (imagePlan.ts).
     const planned = await withTimeout(PREVIEW_TIMEOUT_MS, msg.KUBERNETES_API, async () => {
@@ -121,9 +130,10 @@ async function previewPlan(spec: TalosUpgradeSpec, kube: KubeClient, news: Prope
         tail: [...(step ? laterStepLines(spec.strategy, machines, step, healthchecks) : []), ...gatePlanLines(spec.gates, new Date())],
       };
     });
-    return [...planned.head, ...(await imageLines(spec, planned.pending, planned.target)), ...planned.tail];
+    const read = await images(spec, planned.pending, planned.target);
+    return { plan: [...planned.head, ...read.lines, ...planned.tail], refusals: read.refusals };
   } catch (err) {
-    return [msg.planUnavailable(errorText(err))];
+    return { plan: [msg.planUnavailable(errorText(err))], refusals: [] };
   }
 }
 
@@ -158,14 +168,19 @@ function imageFor(talos: TalosApi, spec: TalosUpgradeSpec): (m: Machine, version
     ?? nodeInstallerImage(m.name, version, await talos.imageFacts(m.address, { signal }), spec.installer);
 }
 
-/** The plan's installer-image lines (imagePlan.ts); a node that cannot be read says so (the run reads it again). */
-async function imageLines(spec: TalosUpgradeSpec, pending: Machine[], version: string): Promise<string[]> {
-  if (pending.length === 0) return [];
-  if (spec.installer.installerImage) return [msg.planImage(spec.installer.installerImage, [])];
+/**
+ * The plan's installer-image lines (imagePlan.ts); a node that cannot be read says so (the run reads it again), one
+ * whose image cannot be derived (nodeInstallerImage's CONFIG refusals: extensions or SecureBoot without a schematic, no
+ * platform) is refused.
+ */
+async function imageLines(spec: TalosUpgradeSpec, pending: Machine[], version: string): Promise<ImagePlan> {
+  if (pending.length === 0) return { lines: [], refusals: [] };
+  if (spec.installer.installerImage) return { lines: [msg.planImage(spec.installer.installerImage, [])], refusals: [] };
   const talos = talosApi(spec.talosconfig);
   try {
     const image = imageFor(talos, spec);
-    return await imagePlanLines(pending, (m, signal) => image(m, version, signal), imageReadBudgetMs(pending.length));
+    return await imagePlanLines(pending, (m, signal) => image(m, version, signal), imageReadBudgetMs(pending.length),
+      (err) => err instanceof TalosError && err.code === "CONFIG");
   } finally {
     talos.close();
   }
@@ -270,7 +285,7 @@ export const talosUpgradeHandler: KindHandler<TalosUpgradeSpec, TalosUpgradeOutp
     const failures = checkTalosUpgrade(news);
     if (failures.length) return { failures };
     const [refused, plan] = await previewLive(news, olds);
-    if (refused.length) return { failures: refused.map((reason) => ({ property: "version", reason })) };
+    if (refused.length) return { failures: refused };
     return { inputs: { ...news, plan } };
   },
   async diff(_id, olds, news) {

@@ -38,15 +38,15 @@ export const msg = {
   badSchematic: (schematic: string) =>
     `"${schematic}" is not an Image Factory schematic ID (64 hexadecimal characters); copy it from factory.talos.dev or omnictl`,
   badImageRef: (image: string) => `"${image}" is not a container image reference`,
+  // The remedy first: a run's reasons keep only the first 256 bytes of a detail.
   extensionsWithoutSchematic: (node: string, extensions: string[]) =>
-    `node ${node} runs system extensions (${extensions.join(", ")}) that did not come from Image Factory (it has no schematic), ` +
-    "so its installer image cannot be derived and the vanilla installer would drop them; set installerImage to an image " +
-    "that carries these extensions, or a schematic that contains them",
+    `node ${node} runs system extensions (${extensions.join(", ")}) without an Image Factory schematic: set installerImage ` +
+    "to an image that carries them, or a schematic that contains them (its installer image cannot be derived, and the " +
+    "vanilla installer would drop them)",
   secureBootWithoutSchematic: (node: string) =>
-    `node ${node} boots with SecureBoot from an image that did not come from Image Factory (it has no schematic), so its ` +
-    "installer image cannot be derived: the vanilla installer is not a SecureBoot installer, and Image Factory's is signed " +
-    "with Sidero Labs' key, which this machine's firmware may not trust; set installerImage to the installer-secureboot " +
-    "image signed with the machine's own key, or a schematic if it trusts Image Factory's",
+    `node ${node} boots with SecureBoot without an Image Factory schematic: set installerImage to the installer-secureboot ` +
+    "image signed with the machine's own key, or a schematic if it trusts Image Factory's (its image was built outside " +
+    "Image Factory: the vanilla installer is no SecureBoot installer, and Image Factory's is signed with Sidero Labs' key)",
   badFactoryHost: (host: string) =>
     `"${host}" is not an Image Factory host; give the registry host the factory serves installers from, with its port ` +
     "and path prefix if any and without https:// (e.g. factory.talos.dev or factory.example.com:5000)",

@@ -125,31 +125,38 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
     }
   });
 
-  it("the run installs each node's own image (platform, schematic, SecureBoot) and refuses a node with extensions but no schematic, naming it", async () => {
+  it("check refuses the nodes whose image cannot be derived (extensions or SecureBoot without a schematic), naming them; a run that gets past a preview installs each node's own image and stops at them", async () => {
     const [metal, aws] = ["b".repeat(64), "c".repeat(64)];
     const s = await sim({
-      controlPlanes: 1, workers: 2,
+      controlPlanes: 1, workers: 3,
       nodes: {
         "cp-1": { platform: "metal", schematic: metal, secureBoot: true },
         "w-1": { platform: "aws", schematic: aws },
         "w-2": { platform: "metal", extensions: [{ name: "iscsi-tools", version: "v0.2.0" }] },
+        "w-3": { platform: "metal", secureBoot: true },
       },
     });
     try {
-      const r = await check({}, {
+      const news = {
         kind: "TalosUpgrade", clusterName: "run-images", kubeconfig: s.kubeconfig, talosconfig: s.talosconfig,
         owner: "p/s/talos", version: "v1.13.2", healthchecks: [],
-      });
-      assert.equal(r.failures, undefined);
-      await assert.rejects(create(r.inputs), (err: Error) => {
-        assert.match(err.message, /node w-2 runs system extensions \(iscsi-tools\) that did not come from Image Factory/);
+      };
+      // `pulumi preview` and `pulumi up` stop here, before any node is touched.
+      const r = await check({}, news);
+      assert.deepEqual(r.failures?.map((f) => f.property), ["installerImage", "installerImage"]);
+      assert.match(r.failures![0].reason, /^node w-2 runs system extensions \(iscsi-tools\) without an Image Factory schematic: set installerImage/);
+      assert.match(r.failures![1].reason, /^node w-3 boots with SecureBoot without an Image Factory schematic: set installerImage/);
+      // A run that starts anyway (its preview could not read those nodes in time) refuses the first one at its turn.
+      await assert.rejects(create({ ...news, plan: [] }), (err: Error) => {
+        assert.match(err.message, /node w-2 runs system extensions \(iscsi-tools\) without an Image Factory schematic: set installerImage/);
         return true;
       });
-      const installed = Object.fromEntries(["cp-1", "w-1", "w-2"].map((n) => [n, s.talos.node(n).installedImages]));
+      const installed = Object.fromEntries(["cp-1", "w-1", "w-2", "w-3"].map((n) => [n, s.talos.node(n).installedImages]));
       assert.deepEqual(installed, {
         "cp-1": [`factory.talos.dev/metal-installer-secureboot/${metal}:v1.13.2`],
         "w-1": [`factory.talos.dev/aws-installer/${aws}:v1.13.2`],
         "w-2": [],
+        "w-3": [],
       });
     } finally {
       await s.stop();

@@ -6,6 +6,7 @@ import { imagePlanLines, imageReadBudgetMs, PLAN_READS_IN_FLIGHT } from "../../.
 import { previewLive } from "../../../provider/handlers/talosUpgrade";
 import type { KubeClient } from "../../../provider/kube";
 import type { Machine } from "../../../provider/rollout/ports";
+import { TalosError } from "../../../provider/talos/errors";
 import { upgrade } from "./checkCases";
 
 const machine = (name: string): Machine => ({ name, role: "worker", address: name, ready: true, cordoned: false, machineSet: "workers" });
@@ -14,7 +15,7 @@ const VANILLA = "ghcr.io/siderolabs/installer:v1.13.2";
 describe("unit: handlers — the preview's installer-image lines (imagePlan.ts)", () => {
   it("groups the nodes by image, sorted, and says why a node could not be read", async () => {
     const nodes = ["w-3", "w-1", "cp-1", "w-2"].map(machine);
-    const lines = await imagePlanLines(nodes, async (m) => {
+    const { lines, refusals } = await imagePlanLines(nodes, async (m) => {
       if (m.name === "w-2") throw new Error("node w-2: connection refused");
       return m.name === "w-3" ? "factory.talos.dev/metal-installer/abc:v1.13.2" : VANILLA;
     }, 5_000);
@@ -23,6 +24,22 @@ describe("unit: handlers — the preview's installer-image lines (imagePlan.ts)"
       "installer factory.talos.dev/metal-installer/abc:v1.13.2: w-3",
       `installer ${VANILLA}: cp-1, w-1`,
     ]);
+    assert.deepEqual(refusals, [], "an error is no refusal unless `refuses` takes it");
+  });
+
+  it("a node whose image cannot be derived is a refusal, not a line; the others' lines stand", async () => {
+    const refusal = (name: string) => new TalosError("CONFIG", `node ${name} boots with SecureBoot without an Image Factory schematic`, name);
+    const nodes = ["w-3", "w-1", "cp-1", "w-2"].map(machine);
+    const { lines, refusals } = await imagePlanLines(nodes, async (m) => {
+      if (m.name === "w-3" || m.name === "w-1") throw refusal(m.name);
+      if (m.name === "w-2") throw new TalosError("UNAVAILABLE", "node w-2: connection refused", "w-2");
+      return VANILLA;
+    }, 5_000, (err) => err instanceof TalosError && err.code === "CONFIG");
+    assert.deepEqual(refusals, [refusal("w-1").message, refusal("w-3").message], "by node name");
+    assert.deepEqual(lines, [
+      "installer (read from the node at apply time: node w-2: connection refused): w-2",
+      `installer ${VANILLA}: cp-1`,
+    ]);
   });
 
   it("keeps at most PLAN_READS_IN_FLIGHT reads in flight, and names the nodes not read when the budget ends", async () => {
@@ -30,7 +47,7 @@ describe("unit: handlers — the preview's installer-image lines (imagePlan.ts)"
     let inFlight = 0;
     let most = 0;
     const aborted: string[] = [];
-    const lines = await imagePlanLines(nodes, (m, signal) => {
+    const { lines } = await imagePlanLines(nodes, (m, signal) => {
       inFlight++;
       most = Math.max(most, inFlight);
       // The first 100 answer at once; the others hang until the budget ends (their signal aborts).
@@ -88,6 +105,26 @@ describe("unit: handlers — the preview's looks at the live cluster (talosUpgra
     assert.equal(lists, 1, "one LIST of the Nodes for both looks");
     assert.deepEqual(kubeletsFrom?.map((m) => m.name), ["cp-1", "w-1", "w-2"], "the kubelets from that listing");
     assert.equal(closed, 1);
+  });
+
+  it("a node whose installer image cannot be derived refuses the preview (check), naming it, with the plan's other looks", async () => {
+    const machines: Machine[] = ["cp-1", "w-1"].map((name) => ({
+      ...machine(name), ...(name === "cp-1" ? { role: "controlplane" as const, machineSet: "control-planes" } : {}),
+      talosVersion: "v1.13.0", kubeletVersion: "v1.34.1",
+    }));
+    const kube = {
+      listMachines: async () => machines.map((m) => ({ ...m })),
+      kubernetesVersions: async () => ({ controlPlane: [{ where: "kube-apiserver on cp-1", version: "v1.34.1" }], kubelets: [] }),
+      readStatusRecord: async () => undefined,
+      close: async () => undefined,
+    } as unknown as KubeClient;
+    let pending: string[] = [];
+    const [refused] = await previewLive(upgrade({}), {}, () => kube, async (_spec, nodes, target) => {
+      pending = nodes.map((m) => m.name);
+      return { lines: [`installer ${VANILLA}: cp-1`], refusals: [`node w-1 boots with SecureBoot (${target})`] };
+    });
+    assert.deepEqual(pending, ["cp-1", "w-1"]);
+    assert.deepEqual(refused, [{ property: "installerImage", reason: "node w-1 boots with SecureBoot (v1.13.2)" }]);
   });
 
   it("a cluster that cannot be listed: no refusal, the plan says why, the client is closed", async () => {

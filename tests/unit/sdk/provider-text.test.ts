@@ -22,12 +22,16 @@ function registrations(): Registration[] {
     const { Smoke } = require(${JSON.stringify(path.join(dist, "sdk/smoke"))});
     new pulumi.dynamic.Resource(shim, "by-pulumi", { kind: "Smoke", message: "m" }, undefined, "talos-gate", "Smoke");
     new Smoke("by-sdk", { message: "m" });
-    setTimeout(() => { process.stdout.write(JSON.stringify(seen)); process.exit(0); }, 2000);
+    // Until both registered (a loaded machine takes seconds), at most 50 s.
+    const until = Date.now() + 50_000;
+    const done = () => seen.length >= 2 || Date.now() > until;
+    const wait = setInterval(() => { if (done()) { clearInterval(wait); process.stdout.write(JSON.stringify(seen)); process.exit(0); } }, 20);
   `;
   return JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: path.resolve(dist, ".."), encoding: "utf8", timeout: 60_000 }));
 }
 
-describe("sdk: the provider text", () => {
+describe("sdk: the provider text", function () {
+  this.timeout(90_000);
   it("is what pulumi.dynamic.Resource stores for the shim, and the SDK registers its resources as that class does", () => {
     const seen = registrations();
     const byPulumi = seen.find((r) => r.name === "by-pulumi");

@@ -15,13 +15,18 @@ function loadedByProgram(): string[] {
     const gate = require(${JSON.stringify(path.join(dist, "sdk"))});
     const cluster = new gate.Cluster("prod", { kubeconfig: pulumi.secret("k"), talosconfig: pulumi.secret("t") });
     const check = new gate.Healthcheck("ceph", { cluster, name: "ceph", job: { apiVersion: "batch/v1", kind: "Job", spec: {} } });
-    new gate.TalosUpgrade("talos", { cluster, version: "v1.13.2", healthchecks: [check] });
-    setTimeout(() => { process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => !before.has(k)))); process.exit(0); }, 1500);
+    const upgrade = new gate.TalosUpgrade("talos", { cluster, version: "v1.13.2", healthchecks: [check] });
+    // Once all three registered (a loaded machine takes seconds): what loads on the way to the engine counts too.
+    pulumi.all([cluster.urn, check.urn, upgrade.urn]).apply(() => {
+      process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => !before.has(k))));
+      process.exit(0);
+    });
   `;
   return JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: path.resolve(dist, ".."), encoding: "utf8", timeout: 60_000 }));
 }
 
-describe("sdk: start-up", () => {
+describe("sdk: start-up", function () {
+  this.timeout(90_000);
   it("builds a Cluster, a Healthcheck and a TalosUpgrade without the template reader, the context rewriter or Pulumi's closure serializer", () => {
     const loaded = loadedByProgram();
     assert.ok(loaded.some((f) => f.endsWith(path.join("sdk", "talosUpgrade.js"))), "the SDK itself was loaded");
