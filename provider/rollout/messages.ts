@@ -300,6 +300,11 @@ export function nodeTimeoutLastStep(step: string | undefined, sinceMs: number): 
   return `${text} (last step ${formatDuration(sinceMs)} ago)`;
 }
 
+/** The node's installer image could not be derived: nothing was installed on it, and looking at the node will not help. */
+export function reasonNodeImageUnknown(node: string, detail: string): string {
+  return `node ${node} not upgraded, its installer image is unknown: ${detail}; nothing was installed on it: fix that, then ${RESUME}`;
+}
+
 export function reasonNodeFailed(node: string, detail: string): string {
   return `upgrade of node ${node} failed: ${detail}; the node is not retried automatically: inspect it (talosctl dmesg, talosctl version), then ${RESUME}`;
 }

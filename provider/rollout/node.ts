@@ -39,6 +39,8 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
    * settled before any uncordon, so a lift never lands before it.
    */
   let cordoning: Promise<boolean> | undefined;
+  /** The node's installer image could not be derived (its facts, or the user's choice). */
+  let imageUnknown = false;
   const stepped = (step: NodeUpgradeStep) => {
     lastStep = step;
     lastStepAt = ctx.now();
@@ -47,8 +49,12 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     // The node's own installer (its platform, schematic, extensions) unless the user chose one: read while the wave's
     // gate ran (prepare.ts), or now, while the Talos port takes its first look at the node. Known at the start and with
     // the Node reporting a version with ImageService, the port sends the pull beside that look (issue 23).
+    // A string when already read (the port then pulls beside its first look), else the read in flight.
+    const image = ctx.prepared.take(machine.name, target) ?? Promise.resolve().then(() => opts.installerImage(machine, target));
+    // Its failure is the node's configuration, not the node: nothing was sent to it (the port awaits the image first).
+    if (typeof image !== "string") image.catch(() => (imageUnknown = true));
     const result = await ctx.talos.upgradeNode(machine.address, {
-      image: ctx.prepared.take(machine.name, target) ?? Promise.resolve().then(() => opts.installerImage(machine, target)),
+      image,
       ...(machine.talosVersion !== undefined ? { expectedVersion: machine.talosVersion } : {}),
       targetVersion: target,
       nodeTimeoutMs: opts.nodeTimeoutMs,
@@ -107,7 +113,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     if (ctx.status.machines.find((m) => m.name === machine.name)?.state === "failed") throw e;
     const reason = bound.expired()
       ? msg.reasonNodeTimeout(machine.name, target, opts.nodeTimeoutMs, msg.nodeTimeoutLastStep(lastStep, ctx.now() - lastStepAt))
-      : msg.reasonNodeFailed(machine.name, errorText(e));
+      : imageUnknown ? msg.reasonNodeImageUnknown(machine.name, errorText(e)) : msg.reasonNodeFailed(machine.name, errorText(e));
     await fail(armed ? msg.withArmed(reason, machine.name, target) : reason);
   } finally {
     void liftOnReport?.end();

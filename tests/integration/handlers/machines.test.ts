@@ -148,7 +148,9 @@ describe("handlers: the Cluster's machine overrides reach the TalosUpgrade", fun
       assert.match(r.failures![1].reason, /^node w-3 boots with SecureBoot without an Image Factory schematic: set installerImage/);
       // A run that starts anyway (its preview could not read those nodes in time) refuses the first one at its turn.
       await assert.rejects(create({ ...news, plan: [] }), (err: Error) => {
-        assert.match(err.message, /node w-2 runs system extensions \(iscsi-tools\) without an Image Factory schematic: set installerImage/);
+        assert.match(err.message, /node w-2 not upgraded, its installer image is unknown: node w-2 runs system extensions \(iscsi-tools\) without an Image Factory schematic: set installerImage/);
+        assert.match(err.message, /nothing was installed on it/);
+        assert.doesNotMatch(err.message, /talosctl dmesg/, "no advice to inspect a node whose configuration is the problem");
         return true;
       });
       const installed = Object.fromEntries(["cp-1", "w-1", "w-2", "w-3"].map((n) => [n, s.talos.node(n).installedImages]));
