@@ -98,7 +98,6 @@ export class Cluster extends DynamicResource {
 
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super("Cluster", name, {
-      kind: "Cluster",
       resourceUrn: resourceUrn("Cluster", name, opts),
       clusterName: args.clusterName ?? name,
       kubeconfig: pulumi.secret(pulumi.all([args.kubeconfig, args.context]).apply(([k, c]) => (c?.kubeconfig ? credentialContext().withKubeContext(k, c.kubeconfig) : k))),

@@ -78,7 +78,6 @@ export class Condition extends DynamicResource {
   constructor(name: string, args: ConditionArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = onCluster(args.cluster);
     super("Condition", name, {
-      kind: "Condition",
       resourceUrn: resourceUrn("Condition", name, opts),
       ...cluster.inputs,
       name: args.name,

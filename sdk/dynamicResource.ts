@@ -9,7 +9,8 @@ import { Kind, TYPE_PREFIX } from "./urn";
 export const PROVIDER_KEY = "__provider";
 
 export abstract class DynamicResource extends pulumi.CustomResource {
+  /** `kind` is also the first input: the handler the shim dispatches to (provider/handlers/registry.ts). */
   constructor(kind: Kind, name: string, props: pulumi.Inputs, opts?: pulumi.CustomResourceOptions) {
-    super(`${TYPE_PREFIX}${kind}`, name, { ...props, [PROVIDER_KEY]: SHIM_TEXT }, opts);
+    super(`${TYPE_PREFIX}${kind}`, name, { kind, ...props, [PROVIDER_KEY]: SHIM_TEXT }, opts);
   }
 }

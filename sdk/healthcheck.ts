@@ -71,7 +71,6 @@ export class Healthcheck extends DynamicResource {
   constructor(name: string, args: HealthcheckArgs, opts?: pulumi.CustomResourceOptions) {
     const cluster = onCluster(args.cluster);
     super("Healthcheck", name, {
-      kind: "Healthcheck",
       resourceUrn: resourceUrn("Healthcheck", name, opts),
       ...cluster.inputs,
       name: args.name,

@@ -52,7 +52,6 @@ export class KubernetesUpgrade extends DynamicResource {
   constructor(name: string, args: KubernetesUpgradeArgs, opts?: pulumi.CustomResourceOptions) {
     const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? []), ...(args.after ? [args.after] : [])], opts);
     super("KubernetesUpgrade", name, {
-      kind: "KubernetesUpgrade",
       resourceUrn: resourceUrn("KubernetesUpgrade", name, opts),
       owner: `${pulumi.getProject()}/${pulumi.getStack()}/${name}`,
       clusterName: args.cluster.clusterName,

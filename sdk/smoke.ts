@@ -13,6 +13,6 @@ export class Smoke extends DynamicResource {
   public readonly message!: pulumi.Output<string>;
 
   constructor(name: string, args: SmokeArgs, opts?: pulumi.CustomResourceOptions) {
-    super("Smoke", name, { kind: "Smoke", message: args.message, digest: undefined }, opts);
+    super("Smoke", name, { message: args.message, digest: undefined }, opts);
   }
 }

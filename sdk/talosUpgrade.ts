@@ -167,7 +167,6 @@ export class TalosUpgrade extends DynamicResource {
     const conditions = (args.conditions ?? []).map((c) => c.gateCondition);
     const dependsOn = afterGates([...(args.healthchecks ?? []), ...(args.conditions ?? [])], opts);
     super("TalosUpgrade", name, {
-      kind: "TalosUpgrade",
       resourceUrn: resourceUrn("TalosUpgrade", name, opts),
       // The lease holder: stable per stack and resource, so a resumed `pulumi up` of this stack takes over its own
       // lease at once, while any other pipeline is refused until it expires (Pulumi's stack lock already keeps two
