@@ -6,7 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { SHIM_TEXT } from "../provider/shimText";
 import { Kind, TYPE_PREFIX } from "./urn";
 
-export const PROVIDER_KEY = "__provider";
+const PROVIDER_KEY = "__provider";
 
 export abstract class DynamicResource extends pulumi.CustomResource {
   /** `kind` is also the first input: the handler the shim dispatches to (provider/handlers/registry.ts). */

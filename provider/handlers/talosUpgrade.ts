@@ -67,6 +67,9 @@ function trustedLastVersion(
 /** Ids as the SDK derives them from the gates' inputs (known at preview), when given. */
 const plannedIds = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.map(String) : undefined);
 
+/** What reads the pending nodes' installer images for the plan (imageLines; a test gives its own). */
+type ReadImages = (spec: TalosUpgradeSpec, pending: Machine[], target: string) => Promise<ImagePlan>;
+
 /**
  * The preview's looks at the live cluster — the upgrade path's refusals, the nodes whose installer image cannot be
  * derived, and the plan — through one client and one LIST of the Nodes (issue 23.3: at 1,000 nodes each LIST is ~4 MB
@@ -75,7 +78,7 @@ const plannedIds = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.m
  */
 export async function previewLive(
   news: Properties, olds: Properties, open: (spec: TalosUpgradeSpec) => KubeClient = (spec) => kubeApi(spec.kubeconfig, spec.urn),
-  images: (spec: TalosUpgradeSpec, pending: Machine[], target: string) => Promise<ImagePlan> = imageLines,
+  images: ReadImages = imageLines,
 ): Promise<[refused: CheckFailure[], plan: string[]]> {
   // Only inputs known before anything exists: ids derived from the healthchecks' inputs, not their outputs.
   if (hasUnknown(PLAN_INPUTS.map((k) => news[k]))) return [[], [msg.planUnknownInputs]];
@@ -103,7 +106,7 @@ function listedOnce(kube: KubeClient): KubeClient {
 
 async function previewPlan(
   spec: TalosUpgradeSpec, kube: KubeClient, news: Properties, olds: Properties,
-  images: (spec: TalosUpgradeSpec, pending: Machine[], target: string) => Promise<ImagePlan>,
+  images: ReadImages,
 ): Promise<{ plan: string[]; refusals: string[] }> {
   try {
     // The Kubernetes part within 5 s; then the images read from the nodes under their own budget (imagePlan.ts).

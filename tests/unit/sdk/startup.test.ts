@@ -2,27 +2,20 @@
 // nor the context rewriter, nor Pulumi's closure serializer (a V8 inspector session) — each measured at 50–270 ms of
 // every preview and up. Seen in a process of its own, with Pulumi's mocks (they are global to a process).
 import * as assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import * as path from "node:path";
+import { runWithPulumiMocks } from "../../support/pulumiMocks";
 
 /** The modules a program loads after `@pulumi/pulumi` when it builds the README's three resources. */
 function loadedByProgram(): string[] {
-  const dist = path.resolve(__dirname, "../../..");
-  const script = `
-    const pulumi = require("@pulumi/pulumi");
-    pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: { ...a.inputs, status: {} } }), call: () => ({}) }, "p", "s", false);
+  return runWithPulumiMocks(`
     const before = new Set(Object.keys(require.cache));
-    const gate = require(${JSON.stringify(path.join(dist, "sdk"))});
+    const gate = require(dist + "/sdk");
     const cluster = new gate.Cluster("prod", { kubeconfig: pulumi.secret("k"), talosconfig: pulumi.secret("t") });
     const check = new gate.Healthcheck("ceph", { cluster, name: "ceph", job: { apiVersion: "batch/v1", kind: "Job", spec: {} } });
     const upgrade = new gate.TalosUpgrade("talos", { cluster, version: "v1.13.2", healthchecks: [check] });
     // Once all three registered (a loaded machine takes seconds): what loads on the way to the engine counts too.
-    pulumi.all([cluster.urn, check.urn, upgrade.urn]).apply(() => {
-      process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => !before.has(k))));
-      process.exit(0);
-    });
-  `;
-  return JSON.parse(execFileSync(process.execPath, ["-e", script], { cwd: path.resolve(dist, ".."), encoding: "utf8", timeout: 60_000 }));
+    pulumi.all([cluster.urn, check.urn, upgrade.urn]).apply(() => done(Object.keys(require.cache).filter((k) => !before.has(k))));
+  `);
 }
 
 describe("sdk: start-up", function () {
