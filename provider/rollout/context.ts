@@ -1,6 +1,7 @@
 // What every named part of a run shares: the options, the ports, the clock, the current status (changed only through
 // `emit`, which reduces the event, prints its progress line and mirrors the status into the cluster), the stop signal
 // (cancelled, lease lost, or asked to stop through the cluster) and the live machines.
+import { LiftsInFlight } from "./lifts";
 import { PreparedImages } from "./prepare";
 import type { Clock } from "./clock";
 import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
@@ -34,6 +35,8 @@ export class RunContext {
   private readonly nodes: MachineWatch | undefined;
   /** The next wave's installer images, read while its gate runs. */
   readonly prepared: PreparedImages;
+  /** Workers' cordon lifts still on their way (lifts.ts). */
+  readonly lifts = new LiftsInFlight();
 
   constructor(
     readonly kube: KubeApi,

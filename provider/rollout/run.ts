@@ -142,6 +142,8 @@ export async function runToTheEnd(
     throw new RolloutError(reason, ctx.status);
   } finally {
     conditions?.stop();
+    // A run that ended otherwise still says which lift failed; cleanUp tries every own cordon again.
+    for (const f of await ctx.lifts.landed()) ctx.warn(msg.uncordonFailed(f.node, f.error));
     await cleanUp(ctx, { releaseLease });
   }
 }
@@ -288,16 +290,25 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     if (!next || next.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
     if (!sameWaveKind(wave, next)) continue; // a control plane the hold did not clear: held for at the top
     if (upgrading) checkWindow(ctx); // the window may have closed while the gate held
+    await liftsLanded(ctx);
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
     await upgradeWave(ctx, next, machines, attempted, setAside);
     lastBackAt = ctx.now();
     await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: waveNo }, true);
   }
+  await liftsLanded(ctx);
   await disarm(ctx, armed);
   if (setAside.size) {
     const done = ctx.status.machines.filter((m) => m.state === "done" || m.state === "skipped").length;
     throw new Stop(msg.reasonSetAside([...setAside].sort(), done, ctx.status.machines.length));
   }
+}
+
+/** Every worker's cordon lift sent so far has landed (lifts.ts); one that failed stops the run, naming the node. */
+async function liftsLanded(ctx: RunContext): Promise<void> {
+  const [first, ...more] = await ctx.lifts.landed();
+  for (const f of more) ctx.warn(msg.uncordonFailed(f.node, f.error));
+  if (first) throw new Stop(msg.reasonCordonStayed(first.node, first.error));
 }
 
 /**
