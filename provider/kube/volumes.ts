@@ -6,7 +6,7 @@
 // a deadline.
 import type { VolumeDetachOptions } from "../rollout/ports";
 import { KubeClients } from "./client";
-import { apiMessage, KubeError, statusOf } from "./errors";
+import { apiMessage, isTransient, KubeError, statusOf } from "./errors";
 import { msg } from "./messages";
 import { retryTransient } from "./nodes";
 import { listAll } from "./objects";
@@ -58,19 +58,21 @@ export class VolumeAttachmentCache {
   private observer: SetObserver<VolumeAttachment> | undefined;
   /** The newest state taken from the observer; undefined until its first list. */
   private objects: VolumeAttachment[] | undefined;
-  /** Watch drops since a wait last found the cache live. */
+  /** Watch re-opens refused (not for want of an API server) since a wait last found the cache live. */
   private drops = 0;
 
   constructor(private readonly c: KubeClients) {}
 
   /** The node's blocking attachments as the watch has them; undefined when it cannot answer now (then: list). */
   blocking(node: string): VolumeAttachment[] | undefined {
-    // Quiet: the cache only spares requests, so its drops are nobody's concern. A list refused, or a watch dropped
-    // MAX_DROPS times without a wait finding it live in between (a role that may list but not watch, an API server
-    // that keeps going away), ends it for good: every wait then lists, and reports what its list says.
+    // Quiet: the cache only spares requests, so its drops are nobody's concern. A list refused, or its watch refused
+    // MAX_DROPS times without a wait finding it live in between (a role that may list but not watch), ends it for
+    // good: every wait then lists, and reports what its list says. An API server away for a while (a control plane
+    // behind the kubeconfig rebooting: no connection, 5xx) does not count: the watch opens again once it is back.
     this.observer ??= new SetObserver<VolumeAttachment>({
       clients: this.c, path: VOLUME_ATTACHMENTS, list: () => listVolumes(this.c), trim: trimAttachment,
-      log: () => {
+      onDrop: (err) => {
+        if (err !== undefined && isTransient(err)) return;
         if (++this.drops >= MAX_DROPS) this.observer?.stop();
       },
     });

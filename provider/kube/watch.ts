@@ -36,6 +36,8 @@ export interface ObserveOptions<T> {
    */
   order?: (a: T, b: T) => number;
   log?: (line: string) => void;
+  /** A watch dropped or was not opened, with its error (undefined: closed at once without one); after `log`. */
+  onDrop?: (err: unknown) => void;
 }
 
 interface Meta {
@@ -215,6 +217,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
       }
       if (result.failed) {
         this.o.log?.(msg.watchDropped(this.what(), result.detail));
+        this.o.onDrop?.(result.error);
         await sleep(backoffMs(attempt++), this.stopCtl.signal);
       } else {
         attempt = 0;
@@ -227,7 +230,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
     return this.o.labelSelector ? `${this.o.path}?labelSelector=${this.o.labelSelector}` : this.o.path;
   }
 
-  private watchOnce(): Promise<{ gone: boolean; failed: boolean; detail?: string }> {
+  private watchOnce(): Promise<{ gone: boolean; failed: boolean; detail?: string; error?: unknown }> {
     const timeoutSeconds = this.o.timeoutSeconds ?? 60 + Math.floor(Math.random() * 30);
     return new Promise((resolve) => {
       let gone = false;
@@ -236,7 +239,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
       let finished = false;
       const started = Date.now();
       let watchdog: NodeJS.Timeout | undefined;
-      const finish = (r: { gone: boolean; failed: boolean; detail?: string }) => {
+      const finish = (r: { gone: boolean; failed: boolean; detail?: string; error?: unknown }) => {
         if (finished) return;
         finished = true;
         this.open = false;
@@ -300,7 +303,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
             const detail = err ? String((err as Error).message ?? err).split("\n")[0] : undefined;
             // A clean close right away without any event counts as a failure too (backoff, no hot loop).
             const quickClose = !sawEvent && Date.now() - started < 1000;
-            finish({ gone, failed: !gone && (Boolean(err) || quickClose), detail: detail ?? "closed at once" });
+            finish({ gone, failed: !gone && (Boolean(err) || quickClose), detail: detail ?? "closed at once", error: err || undefined });
           },
         )
         .then((ctl) => {
@@ -308,7 +311,7 @@ export class SetObserver<T extends Meta> implements AsyncIterable<ObservedSet<T>
           if (finished || this.stopped) ctl.abort();
           else this.open = true;
         })
-        .catch((err: unknown) => finish({ gone: false, failed: true, detail: String((err as Error)?.message ?? err) }));
+        .catch((err: unknown) => finish({ gone: false, failed: true, detail: String((err as Error)?.message ?? err), error: err }));
     });
   }
 }

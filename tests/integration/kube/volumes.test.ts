@@ -1,6 +1,7 @@
 // Storage-aware reboot: waiting for a node's VolumeAttachments to detach, against the real kube-apiserver (the test
 // writes the VolumeAttachments and their status itself, as the attach/detach controller and a CSI attacher would).
 import assert from "node:assert/strict";
+import * as net from "node:net";
 import * as k8s from "@kubernetes/client-node";
 import { KubeClients } from "../../../provider/kube/client";
 import { VolumeAttachmentCache, waitForVolumeDetach } from "../../../provider/kube/volumes";
@@ -106,6 +107,54 @@ describe("integration: kube port — volume detach before reboot", function () {
     assert.equal(await settledWithin(wait, 1000), "pending", "holds while the volume is attached");
     await setAttached(`va-late-${id}`, false);
     assert.equal(await settledWithin(wait, 10000), undefined, "resolves once it is detached");
+  });
+
+  it("issue 23: an API server away for a while (a control plane behind the kubeconfig rebooting) does not end the cache: its watch opens again once it is back", async () => {
+    const cp = await testControlPlane();
+    // The API server behind a TCP relay the test closes (connections reset, then refused) and opens again.
+    const target = new URL(kubeConfigOf(cp).getCurrentCluster()!.server);
+    const sockets = new Set<net.Socket>();
+    let relay: net.Server | undefined;
+    const open = (port = 0) => new Promise<number>((resolve) => {
+      relay = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port), target.hostname);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on("error", () => undefined).on("close", () => sockets.delete(s));
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      relay.listen(port, "127.0.0.1", () => resolve((relay!.address() as net.AddressInfo).port));
+    });
+    const close = () => new Promise<void>((resolve) => {
+      relay?.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+    onFileEnd(close);
+    const port = await open();
+    const c = new KubeClients(cp.kubeconfig.split(target.origin).join(`https://127.0.0.1:${port}`));
+    onFileEnd(async () => c.close());
+    const cache = new VolumeAttachmentCache(c);
+    onFileEnd(async () => cache.stop());
+    const node = `va-node-${process.pid}-${counter++}-away`;
+    await waitForVolumeDetach(c, node, { timeoutMs: 10000 }, () => undefined, cache);
+    for (let i = 0; cache.blocking(node) === undefined; i++) {
+      assert.ok(i < 200, "the cache's watch never opened");
+      await delay(50);
+    }
+    // Away for 4 s: its watch drops, and every re-open is refused (backoff 0.1, 0.2, 0.4 s… up to 1 s: five or more).
+    const watchesBefore = c.stats().watches;
+    await close();
+    await delay(4000);
+    await open(port);
+    assert.ok(c.stats().watches - watchesBefore >= 4, `re-opens tried while away: ${c.stats().watches - watchesBefore}`);
+    for (let i = 0; cache.blocking(node) === undefined; i++) {
+      assert.ok(i < 200, "the cache never answered again (before the fix it gave up after three refused re-opens)");
+      await delay(50);
+    }
+    const before = c.stats().requests;
+    await waitForVolumeDetach(c, node, { timeoutMs: 10000 }, () => undefined, cache);
+    assert.equal(c.stats().requests - before, 0, "asked the cache, not the API server");
   });
 
   it("issue 23: a kubeconfig that may list VolumeAttachments but not watch them: the cache gives up after a few tries, quietly, and every wait lists", async () => {
