@@ -66,13 +66,15 @@ export class VolumeAttachmentCache {
   /** The node's blocking attachments as the watch has them; undefined when it cannot answer now (then: list). */
   blocking(node: string): VolumeAttachment[] | undefined {
     // Quiet: the cache only spares requests, so its drops are nobody's concern. A list refused, or its watch refused
-    // MAX_DROPS times without a wait finding it live in between (a role that may list but not watch), ends it for
-    // good: every wait then lists, and reports what its list says. An API server away for a while (a control plane
-    // behind the kubeconfig rebooting: no connection, 5xx) does not count: the watch opens again once it is back.
+    // with a status that will not change (401, 403, 404, 405: a role that may list but not watch) MAX_DROPS times
+    // without a wait finding it live in between, ends it for good: every wait then lists, and reports what its list
+    // says. Whatever an API server away for a while causes (a control plane behind the kubeconfig rebooting: no
+    // connection, no answer, 5xx, a watch closed at once) does not count: the watch opens again once it is back; a
+    // failure that never ends without a status costs a refused re-open every second or so, and waits list meanwhile.
     this.observer ??= new SetObserver<VolumeAttachment>({
       clients: this.c, path: VOLUME_ATTACHMENTS, list: () => listVolumes(this.c), trim: trimAttachment,
       onDrop: (err) => {
-        if (err !== undefined && isTransient(err)) return;
+        if (statusOf(err) === undefined || isTransient(err)) return;
         if (++this.drops >= MAX_DROPS) this.observer?.stop();
       },
     });

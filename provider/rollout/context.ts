@@ -47,7 +47,7 @@ export class RunContext {
     status: UpgradeStatus,
   ) {
     this.status = status;
-    this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
+    this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested, this.lifts.failed].filter((s): s is AbortSignal => s !== undefined));
     this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
     this.nodes = kube.watchMachines();
     this.prepared = new PreparedImages((m, target) => opts.installerImage(m, target), () => clock.now());
@@ -78,6 +78,9 @@ export class RunContext {
 
   /** Why the run stops before `beforeNode` (or at all). */
   stopReason(beforeNode?: string): string {
+    // A cordon that could not be lifted is the first thing to fix (and may be why a gate held): lifts.ts
+    const lift = this.lifts.firstFailure;
+    if (lift) return msg.reasonCordonStayed(lift.node, lift.error);
     if (this.lease.lost.aborted && !this.opts.signal?.aborted && !this.lease.stopRequested?.aborted) {
       return msg.reasonLeaseLost(this.opts.cluster);
     }

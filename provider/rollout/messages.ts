@@ -307,7 +307,7 @@ export function reasonNodeImageUnknown(node: string, detail: string): string {
 
 /** A worker was upgraded, and the lift of our cordon sent as it came back failed (lifts.ts). */
 export function reasonCordonStayed(node: string, detail: string): string {
-  return `node ${node} is upgraded, but talos-gate's cordon of it could not be lifted (kubectl uncordon ${node} lifts it); stopped before the next node: ${truncateReason(singleLine(detail))}; ${RESUME}`;
+  return `node ${node} is upgraded, but talos-gate's cordon of it could not be lifted (kubectl uncordon ${node} lifts it); the run stopped there: ${truncateReason(singleLine(detail))}; ${RESUME}`;
 }
 
 export function reasonNodeFailed(node: string, detail: string): string {

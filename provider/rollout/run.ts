@@ -131,19 +131,23 @@ export async function runToTheEnd(
     await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
     return ctx.status;
   } catch (e) {
-    if (e instanceof WaitForWindow) {
+    // A lift still on its way when the run stopped (a window that closed during the gate, a failed gate) has landed
+    // before the run says how it ended; one that failed is that reason (lifts.ts).
+    const landed = await ctx.lifts.landed();
+    const failedLift = ctx.lifts.firstFailure; // set as a lift fails, so by now
+    for (const f of landed) if (f.node !== failedLift?.node) ctx.warn(msg.uncordonFailed(f.node, f.error));
+    if (e instanceof WaitForWindow && !failedLift) {
       await ctx.emit({ type: "RunWaiting", at: ctx.now(), reason: e.message }, true, true);
       return ctx.status;
     }
-    const reason = e instanceof Stop ? e.message : errorText(e);
+    const reason = failedLift ? msg.reasonCordonStayed(failedLift.node, failedLift.error) : e instanceof Stop ? e.message : errorText(e);
     await ctx.emit({ type: "RunFailed", at: ctx.now(), reason }, true, true);
     // The thrown message is the whole reason (what failed, where, what to do); status.error is Omni's single-line,
     // 256-byte form of it, which would cut off the advice.
     throw new RolloutError(reason, ctx.status);
   } finally {
     conditions?.stop();
-    // A run that ended otherwise still says which lift failed; cleanUp tries every own cordon again.
-    for (const f of await ctx.lifts.landed()) ctx.warn(msg.uncordonFailed(f.node, f.error));
+    await ctx.lifts.landed(); // none left (the catch, or the last wave's liftsLanded, took them): cleanUp lifts after
     await cleanUp(ctx, { releaseLease });
   }
 }
@@ -306,9 +310,10 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
 
 /** Every worker's cordon lift sent so far has landed (lifts.ts); one that failed stops the run, naming the node. */
 async function liftsLanded(ctx: RunContext): Promise<void> {
-  const [first, ...more] = await ctx.lifts.landed();
-  for (const f of more) ctx.warn(msg.uncordonFailed(f.node, f.error));
-  if (first) throw new Stop(msg.reasonCordonStayed(first.node, first.error));
+  const landed = await ctx.lifts.landed();
+  const failed = ctx.lifts.firstFailure; // set as a lift fails, so by now
+  for (const f of landed) if (f.node !== failed?.node) ctx.warn(msg.uncordonFailed(f.node, f.error));
+  if (failed) throw new Stop(msg.reasonCordonStayed(failed.node, failed.error));
 }
 
 /**

@@ -420,10 +420,20 @@ describe("integration: rollout — safe on every node (real adapters on the sim)
     assert.ok(at.w2Started >= at.w1Lifted, `w-2 started after w-1's lift landed: ${JSON.stringify(at)}`);
     assert.equal(await cordoned("w-1"), false);
 
-    // The lift fails (at the Node's report and again after it): w-1 stays upgraded, the run stops before w-2.
+    // The lift fails (at the Node's report and again after it): w-1 stays upgraded, the run stops before w-2 — as soon
+    // as the lift fails, not when the gate it held (closed once w-1 is back) reaches holdTimeout.
     liftFails = true;
-    const failed = await rejection(runRollout(slowLifts, talos, runOptions(CLUSTER, { targetVersion: "v1.13.12", healthchecks: [check] })));
-    assert.match(failed.message, /^node w-1 is upgraded, but talos-gate's cordon of it could not be lifted \(kubectl uncordon w-1 lifts it\); stopped before the next node: .*injected/);
+    await setGate(core(), "safety-gate", true);
+    const started = Date.now();
+    const failed = await rejection(runRollout(slowLifts, talos, runOptions(CLUSTER, {
+      targetVersion: "v1.13.12", healthchecks: [configMapGateCheck(CLUSTER, "safety-gate")], holdTimeoutMs: 60_000,
+      onEvent: (e) => {
+        if (e.type === "NodeBack" && e.node === "w-1") void setGate(core(), "safety-gate", false);
+      },
+    })));
+    await setGate(core(), "safety-gate", true);
+    assert.ok(Date.now() - started < 40_000, `stopped when the lift failed, not at holdTimeout (${Date.now() - started} ms)`);
+    assert.match(failed.message, /^node w-1 is upgraded, but talos-gate's cordon of it could not be lifted \(kubectl uncordon w-1 lifts it\); the run stopped there: .*injected/);
     assert.equal(failed.status.machines.find((m) => m.name === "w-1")?.state, "done");
     assert.deepEqual(versions(s), { "cp-1": "v1.13.12", "w-1": "v1.13.12", "w-2": "v1.13.11", "w-3": "v1.13.11" });
     assert.equal(await cordoned("w-1"), true, "still cordoned by us: every lift of it failed");
