@@ -68,16 +68,12 @@ export interface WaveParts {
   rebootToBooted: number;
   /** Booted again → Talos is seen back on the target (the look at the rebooting node). */
   bootedToBack: number;
-  /**
-   * Back → NodeBack (the Node Ready on the target; a control plane's uncordon, and before a12e532 a worker's too: a
-   * worker's now lands while the next gate starts, and its wave's next node waits for it in `passToStart`).
-   */
+  /** Back → NodeBack (the Node Ready on the target, the uncordon). */
   backToDone: number;
   /**
    * After the boot, on the critical node (when the sim and the trace give them): booted → the kubelet's Ready report in
    * the API server (the sim's kubelet: node time on a real cluster), that report → the uncordon's PATCH sent (the Node
-   * watch and the provider), and that PATCH → NodeBack (its round trip before a12e532 for a worker; since then
-   * the look if still out, or less than nothing: NodeBack no longer waits for a worker's PATCH).
+   * watch and the provider), and that PATCH → NodeBack (its round trip, and the look if still out).
    */
   bootedToReported?: number;
   reportedToUncordon?: number;
@@ -199,13 +195,13 @@ const COLUMNS: Array<[keyof WaveParts, string]> = [
   ["gate", "gate (GateStarted → NodeStarted)"],
   ["gateToPost", "  GateStarted → Job POST"],
   ["postToPass", "  Job POST → pass (pod Succeeded seen, Job read)"],
-  ["passToStart", "  pass → NodeStarted (the previous wave's uncordons landed)"],
+  ["passToStart", "  pass → NodeStarted"],
   ["startToCall", "NodeStarted → first upgrade call (the pull; image read during the gate)"],
   ["callToDrain", "first call → drain (pull beside the first look, install) [sim node time]"],
   ["drain", "drain → reboot asked (the cordon sent at the pull, pods, VolumeAttachments)"],
   ["rebootToBooted", "reboot asked → booted (Reboot, down time) [sim node time]"],
   ["bootedToBack", "booted → seen back on the target (Talos looks)"],
-  ["backToDone", "back → NodeBack (Ready on the target; a worker's uncordon lands after it)"],
+  ["backToDone", "back → NodeBack (Ready on the target, uncordon)"],
   ["bootedToReported", "booted → the kubelet's Ready report in the API server [sim kubelet]"],
   ["reportedToUncordon", "  the report → the uncordon PATCH sent (Node watch, provider)"],
   ["uncordonToDone", "  the uncordon PATCH sent → NodeBack"],

@@ -1,7 +1,6 @@
 // What every named part of a run shares: the options, the ports, the clock, the current status (changed only through
 // `emit`, which reduces the event, prints its progress line and mirrors the status into the cluster), the stop signal
 // (cancelled, lease lost, or asked to stop through the cluster) and the live machines.
-import { LiftsInFlight } from "./lifts";
 import { PreparedImages } from "./prepare";
 import type { Clock } from "./clock";
 import type { KubeApi, Lease, Machine, MachineWatch, TalosApi } from "./ports";
@@ -35,8 +34,6 @@ export class RunContext {
   private readonly nodes: MachineWatch | undefined;
   /** The next wave's installer images, read while its gate runs. */
   readonly prepared: PreparedImages;
-  /** Workers' cordon lifts still on their way (lifts.ts). */
-  readonly lifts = new LiftsInFlight();
 
   constructor(
     readonly kube: KubeApi,
@@ -47,7 +44,7 @@ export class RunContext {
     status: UpgradeStatus,
   ) {
     this.status = status;
-    this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested, this.lifts.failed].filter((s): s is AbortSignal => s !== undefined));
+    this.stop = AbortSignal.any([opts.signal, lease.lost, lease.stopRequested].filter((s): s is AbortSignal => s !== undefined));
     this.mirror = new StatusMirrorWriter(this, opts.statusWriteIntervalMs ?? 5000);
     this.nodes = kube.watchMachines();
     this.prepared = new PreparedImages((m, target) => opts.installerImage(m, target), () => clock.now());
@@ -78,9 +75,6 @@ export class RunContext {
 
   /** Why the run stops before `beforeNode` (or at all). */
   stopReason(beforeNode?: string): string {
-    // A cordon that could not be lifted is the first thing to fix (and may be why a gate held): lifts.ts
-    const lift = this.lifts.firstFailure;
-    if (lift) return msg.reasonCordonStayed(lift.node, lift.error);
     if (this.lease.lost.aborted && !this.opts.signal?.aborted && !this.lease.stopRequested?.aborted) {
       return msg.reasonLeaseLost(this.opts.cluster);
     }

@@ -305,11 +305,6 @@ export function reasonNodeImageUnknown(node: string, detail: string): string {
   return `node ${node} not upgraded, its installer image is unknown: ${detail}; nothing was installed on it: fix that, then ${RESUME}`;
 }
 
-/** A worker was upgraded, and the lift of our cordon sent as it came back failed (lifts.ts). */
-export function reasonCordonStayed(node: string, detail: string): string {
-  return `node ${node} is upgraded, but talos-gate's cordon of it could not be lifted (kubectl uncordon ${node} lifts it); the run stopped there: ${truncateReason(singleLine(detail))}; ${RESUME}`;
-}
-
 export function reasonNodeFailed(node: string, detail: string): string {
   return `upgrade of node ${node} failed: ${detail}; the node is not retried automatically: inspect it (talosctl dmesg, talosctl version), then ${RESUME}`;
 }

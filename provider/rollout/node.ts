@@ -4,9 +4,8 @@
 // volumes detach, etcd is asked again for a control plane, and the Lease is held through a control plane's reboot,
 // which may take the API server with it), reboots it, and waits for a new boot id on the target version; its Node must
 // report Ready on the target, and the node is uncordoned (a worker as soon as its Node reports that, even before Talos
-// answers; the lift's answer is awaited before the next node, not before the next gate: lifts.ts). A failure after
-// the install leaves the node armed, which the status says. Only the node timeout aborts an upgrade in flight; a
-// cancel or a lost lease stops the run before the next node instead.
+// answers). A failure after the install leaves the node armed, which the status says. Only the node timeout aborts an
+// upgrade in flight; a cancel or a lost lease stops the run before the next node instead.
 import { deadline } from "./clock";
 import { errorText, type RunContext } from "./context";
 import { portErrorKind, type Machine, type NodeUpgradeStep } from "./ports";
@@ -101,15 +100,7 @@ export async function upgradeNode(ctx: RunContext, machine: Machine, target: str
     if (apiAway) await lift();
     stepped("back");
     await waitNodeReady(ctx, machine, target, started, bound.signal, fail);
-    if (!apiAway && liftOnReport && !ctx.opts.hooks?.afterNode) {
-      // The lift sent at the Node's report (or now, when the watch had not shown it yet) lands while the next gate
-      // starts: the run awaits it before any next node (lifts.ts). An afterNode hook still runs after it.
-      const reported = liftOnReport;
-      liftOnReport = undefined;
-      ctx.lifts.add(machine.name, async () => {
-        if (!(await reported.end())) await lift();
-      });
-    } else if (!apiAway && !(await liftOnReport?.end())) await lift();
+    if (!apiAway && !(await liftOnReport?.end())) await lift();
     await ctx.emit({ type: "NodeBack", at: ctx.now(), node: machine.name, version: target }, true);
   } catch (e) {
     // A failed node (drain refused, back on the old version, not back in time) must not stay unschedulable because

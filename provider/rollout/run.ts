@@ -131,23 +131,17 @@ export async function runToTheEnd(
     await ctx.emit({ type: "RunFinished", at: ctx.now() }, true, true);
     return ctx.status;
   } catch (e) {
-    // A lift still on its way when the run stopped (a window that closed during the gate, a failed gate) has landed
-    // before the run says how it ended; one that failed is that reason (lifts.ts).
-    const landed = await ctx.lifts.landed();
-    const failedLift = ctx.lifts.firstFailure; // set as a lift fails, so by now
-    for (const f of landed) if (f.node !== failedLift?.node) ctx.warn(msg.uncordonFailed(f.node, f.error));
-    if (e instanceof WaitForWindow && !failedLift) {
+    if (e instanceof WaitForWindow) {
       await ctx.emit({ type: "RunWaiting", at: ctx.now(), reason: e.message }, true, true);
       return ctx.status;
     }
-    const reason = failedLift ? msg.reasonCordonStayed(failedLift.node, failedLift.error) : e instanceof Stop ? e.message : errorText(e);
+    const reason = e instanceof Stop ? e.message : errorText(e);
     await ctx.emit({ type: "RunFailed", at: ctx.now(), reason }, true, true);
     // The thrown message is the whole reason (what failed, where, what to do); status.error is Omni's single-line,
     // 256-byte form of it, which would cut off the advice.
     throw new RolloutError(reason, ctx.status);
   } finally {
     conditions?.stop();
-    await ctx.lifts.landed(); // none left (the catch, or the last wave's liftsLanded, took them): cleanUp lifts after
     await cleanUp(ctx, { releaseLease });
   }
 }
@@ -294,26 +288,16 @@ async function rollWaves(ctx: RunContext, previous: UpgradeStatus | undefined, c
     if (!next || next.machines.some((m) => attempted.has(m.name))) continue; // re-planned at the top (a repeat is reported there)
     if (!sameWaveKind(wave, next)) continue; // a control plane the hold did not clear: held for at the top
     if (upgrading) checkWindow(ctx); // the window may have closed while the gate held
-    await liftsLanded(ctx);
     await ctx.emit({ type: "WaveStarted", at: ctx.now(), wave: waveNo });
     await upgradeWave(ctx, next, machines, attempted, setAside);
     lastBackAt = ctx.now();
     await ctx.emit({ type: "WaveDone", at: ctx.now(), wave: waveNo }, true);
   }
-  await liftsLanded(ctx);
   await disarm(ctx, armed);
   if (setAside.size) {
     const done = ctx.status.machines.filter((m) => m.state === "done" || m.state === "skipped").length;
     throw new Stop(msg.reasonSetAside([...setAside].sort(), done, ctx.status.machines.length));
   }
-}
-
-/** Every worker's cordon lift sent so far has landed (lifts.ts); one that failed stops the run, naming the node. */
-async function liftsLanded(ctx: RunContext): Promise<void> {
-  const landed = await ctx.lifts.landed();
-  const failed = ctx.lifts.firstFailure; // set as a lift fails, so by now
-  for (const f of landed) if (f.node !== failed?.node) ctx.warn(msg.uncordonFailed(f.node, f.error));
-  if (failed) throw new Stop(msg.reasonCordonStayed(failed.node, failed.error));
 }
 
 /**
