@@ -36,7 +36,10 @@ export interface ObserveOptions<T> {
    */
   order?: (a: T, b: T) => number;
   log?: (line: string) => void;
-  /** A watch dropped or was not opened, with its error (undefined: closed at once without one); after `log`. */
+  /**
+   * A watch dropped or was not opened, with its error: undefined when it ended without one (closed at once, an ERROR
+   * event, no answer until the watchdog). Called after `log`.
+   */
   onDrop?: (err: unknown) => void;
 }
 
