@@ -8,6 +8,7 @@ import {
   mustParseVersion,
   normalizeVersion,
   parseVersion,
+  parsedVersionsHeld,
   sameVersion,
   sortVersions,
 } from "../../provider/version";
@@ -75,6 +76,17 @@ describe("version", () => {
     assert.equal(sameVersion(undefined, "v1.13.2"), false);
     assert.equal(sameVersion("weird", "weird"), true);
     assert.equal(sameVersion("weird", "v1.0.0"), false);
+  });
+
+  it("a text parsed again is not parsed anew (a rollout asks for the same few versions per machine and Node event), and the memo stays bounded", () => {
+    const a = parseVersion("v1.13.2-beta.1+b.5");
+    assert.equal(parseVersion("v1.13.2-beta.1+b.5"), a, "the same (frozen) result");
+    assert.ok(Object.isFrozen(a) && Object.isFrozen(a!.prerelease) && Object.isFrozen(a!.build), "callers cannot change what others get");
+    assert.equal(parseVersion("not a version"), undefined);
+    assert.equal(parseVersion("not a version"), undefined);
+    for (let i = 0; i < 2000; i++) assert.equal(parseVersion(`v1.${i}.0`)?.minor, i);
+    assert.ok(parsedVersionsHeld() <= 256, `the memo holds ${parsedVersionsHeld()} texts`);
+    assert.deepEqual(parseVersion("v1.13.2-beta.1+b.5"), { major: 1, minor: 13, patch: 2, prerelease: ["beta", 1], build: ["b", "5"] });
   });
 
   it("atLeast and atLeastMinor", () => {

@@ -6,6 +6,7 @@
 import * as assert from "node:assert/strict";
 import * as net from "node:net";
 import { createTalosApi, parseTalosconfig, TalosApiImpl } from "../../../provider/talos";
+import { TalosError } from "../../../provider/talos/errors";
 import { TalosNodeSim } from "../../../sim/talos";
 import { controlPlanes, FAST, image, rejectsWith, spec } from "./helpers";
 
@@ -145,6 +146,26 @@ describe("talos: several endpoints (one apid per control plane) and failover", f
       Error.prepareStackTrace = previous;
     }
     assert.deepEqual(files.filter((f) => /provider\/talos\/(transport|client)\.js$/.test(f)), [], "no frame of the caller was formatted");
+  });
+
+  it("nor does the error grpc-js makes of a failed status carry grpc-js' frames to format", async () => {
+    const a = api(sim.talosconfig());
+    const files: string[] = [];
+    const previous = Error.prepareStackTrace;
+    Error.prepareStackTrace = (err, frames) => {
+      for (const f of frames) files.push(String(f.getFileName()));
+      return previous ? previous(err, frames) : [String(err), ...frames.map((f) => `    at ${f}`)].join("\n");
+    };
+    let e: TalosError;
+    try {
+      // An answer from a live endpoint (NOT_FOUND), and a call that never reaches a node (UNAVAILABLE): both statuses.
+      e = await rejectsWith(a.client.getResource("10.5.0.5", "runtime", "NoSuchTypes.talos.dev", "x"), "NOT_FOUND");
+      await rejectsWith(a.client.version("10.5.0.250", { timeoutMs: 800 }), "UNAVAILABLE");
+    } finally {
+      Error.prepareStackTrace = previous;
+    }
+    assert.deepEqual(files.filter((f) => f.includes("@grpc/grpc-js")), [], "no frame of grpc-js was formatted");
+    assert.match(e.message, /node 10\.5\.0\.5/, "the error still names the node and what failed");
   });
 
   it("an endpoint whose certificate cannot be verified is skipped; only when every endpoint fails so is it CERTIFICATE", async () => {
