@@ -30,7 +30,8 @@ const PARSED_MAX = 256;
 
 /** Parses "v1.13.2" / "1.13.2-beta.1+build.5"; undefined if the text is not a semantic version. */
 export function parseVersion(text: string): ParsedVersion | undefined {
-  if (parsed.has(text)) return parsed.get(text);
+  const held = parsed.get(text);
+  if (held !== undefined || parsed.has(text)) return held;
   const v = parseUncached(text);
   if (parsed.size >= PARSED_MAX) parsed.clear();
   parsed.set(text, v);

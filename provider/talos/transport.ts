@@ -48,7 +48,8 @@ export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
  * `new Error`s, one stack read), and under Pulumi each stack is formatted through source-map-support — a rebooting
  * node's failed polls and every stream ended by a cancel did so thousands of times a rollout (~8 % of what the provider
  * allocated at 1,000 nodes, issue 23). The error keeps its code, details and message; only its frames, which name
- * grpc-js' internals, are gone.
+ * grpc-js' internals, are gone. What runs inside with them off is grpc-js' listener and ours (unary's callback, a
+ * stream's error handler), which only settle the call: the errors a user sees are made later, with frames.
  */
 export const failuresWithoutStack: grpc.Interceptor = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
   start(metadata, _listener, next) {

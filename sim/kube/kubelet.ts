@@ -99,6 +99,9 @@ class PodWorker {
 
 export class Kubelet {
   private readonly workers = new Map<string, PodWorker>();
+  /** The workers of each node (a pod's node never changes once bound): a node's readiness change looks at its own pods
+   * only, not at every pod of the cluster (at 1,000 nodes, ~2,000 of them for each of ~2,000 changes a rollout). */
+  private readonly workersOn = new Map<string, Set<PodWorker>>();
   private readonly ipCounters = new Map<string, number>();
   private stopped = false;
   started = 0;
@@ -154,6 +157,9 @@ export class Kubelet {
     if (!w) {
       w = new PodWorker(pod, controllerOf(pod)?.kind === "Job");
       this.workers.set(pod.metadata.uid, w);
+      let onNode = this.workersOn.get(nodeName);
+      if (!onNode) this.workersOn.set(nodeName, (onNode = new Set()));
+      onNode.add(w);
       if (isTerminal(pod)) {
         w.state = "terminated";
         w.phase = pod.status.phase;
@@ -190,6 +196,10 @@ export class Kubelet {
     const w = this.workers.get(pod.metadata.uid);
     if (!w) return;
     this.workers.delete(pod.metadata.uid);
+    const node = w.pod.spec?.nodeName;
+    const onNode = node === undefined ? undefined : this.workersOn.get(node);
+    onNode?.delete(w);
+    if (onNode?.size === 0) this.workersOn.delete(node!);
     const prev = w.state;
     w.state = "gone";
     w.serviceAccount?.close();
@@ -207,8 +217,8 @@ export class Kubelet {
   }
 
   private onNodeReadiness(node: string, ready: boolean): void {
-    for (const w of this.workers.values()) {
-      if (w.pod.spec?.nodeName !== node || w.pod.metadata.deletionTimestamp) continue;
+    for (const w of [...(this.workersOn.get(node) ?? [])]) {
+      if (w.pod.metadata.deletionTimestamp) continue;
       if (w.state === "new" && ready) {
         this.onPod(w.pod);
         continue;

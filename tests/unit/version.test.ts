@@ -84,6 +84,7 @@ describe("version", () => {
     assert.ok(Object.isFrozen(a) && Object.isFrozen(a!.prerelease) && Object.isFrozen(a!.build), "callers cannot change what others get");
     assert.equal(parseVersion("not a version"), undefined);
     assert.equal(parseVersion("not a version"), undefined);
+    assert.equal(parseVersion(" v1.2.3 ")?.patch, 3, "padded text is parsed as before (trimmed)");
     for (let i = 0; i < 2000; i++) assert.equal(parseVersion(`v1.${i}.0`)?.minor, i);
     assert.ok(parsedVersionsHeld() <= 256, `the memo holds ${parsedVersionsHeld()} texts`);
     assert.deepEqual(parseVersion("v1.13.2-beta.1+b.5"), { major: 1, minor: 13, patch: 2, prerelease: ["beta", 1], build: ["b", "5"] });

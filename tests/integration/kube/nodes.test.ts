@@ -109,7 +109,9 @@ describe("integration: kube port — nodes and drain", function () {
     const node = await createNode(h, { ready: false, osImage: "Talos (v1.12.4)", ip: "10.5.0.77" });
     const watch = h.kube.watchMachines();
     try {
-      const first = (await watch.machines()).find((m) => m.name === node);
+      const listed = await watch.machines();
+      assert.equal(await watch.machines(), listed, "one Machine array per generation, built when asked");
+      const first = listed.find((m) => m.name === node);
       assert.deepEqual(first, { name: node, role: "worker", address: "10.5.0.77", ready: false, cordoned: false, talosVersion: "v1.12.4", kubeletVersion: "v1.36.3", bootId: "b", machineSet: "workers" });
       const since = watch.generation;
       const changed = watch.changed(since);
@@ -121,6 +123,7 @@ describe("integration: kube port — nodes and drain", function () {
         { op: "replace", path: "/status/nodeInfo/bootID", value: "b2" },
       ] });
       await Promise.race([changed, delay(30_000).then(() => assert.fail("no change seen"))]);
+      assert.notEqual(await watch.machines(), listed, "a new generation, a new array");
       const after = (await watch.machines()).find((m) => m.name === node)!;
       // The kubelet's report of a new boot (what a worker's early uncordon waits for: rollout/node.ts).
       assert.deepEqual([after.ready, after.talosVersion, after.bootId], [true, "v1.13.2", "b2"]);

@@ -291,7 +291,17 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
 
   it("flips Node readiness and osImage on down/up, and follows Talos lifecycle events (cordon with talos.dev/cordoned)", async () => {
     const name = workers[2];
+    // The kubelet reports its node's pods with the node: not Ready while it is down, Ready again once it is back; the
+    // pods of other nodes are left alone.
+    const dsReady = async (node: string) => {
+      const pods = (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+      const ds = pods.find((p) => p.metadata?.ownerReferences?.[0]?.kind === "DaemonSet");
+      return ds?.status?.conditions?.find((c) => c.type === "Ready")?.status;
+    };
+    assert.equal(await dsReady(name), "True");
     await sim.nodes.down(name);
+    await waitFor("the DaemonSet pod of the node that went down to be reported not Ready", async () => (await dsReady(name)) === "False");
+    assert.equal(await dsReady(workers[1]), "True", "another node's pod is left alone");
     let n = await core.readNode({ name });
     let ready = n.status?.conditions?.find((c) => c.type === "Ready");
     assert.equal(ready?.status, "Unknown");
@@ -304,6 +314,7 @@ describe("integration: kube sim (kubelet emulator with the real controllers and 
     assert.equal(n.status?.nodeInfo?.osImage, "Talos (v1.13.0)");
     assert.equal(n.status?.nodeInfo?.bootID, "boot-2");
     assert.ok(!n.spec?.taints?.some((t) => t.key === "node.kubernetes.io/unreachable"));
+    await waitFor("the DaemonSet pod of the node back up to be reported Ready", async () => (await dsReady(name)) === "True");
 
     const talos = new EventEmitter();
     const att = sim.attachLifecycle(talos);

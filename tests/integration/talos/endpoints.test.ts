@@ -159,8 +159,13 @@ describe("talos: several endpoints (one apid per control plane) and failover", f
     let e: TalosError;
     try {
       // An answer from a live endpoint (NOT_FOUND), and a call that never reaches a node (UNAVAILABLE): both statuses.
+      const limit = Error.stackTraceLimit;
       e = await rejectsWith(a.client.getResource("10.5.0.5", "runtime", "NoSuchTypes.talos.dev", "x"), "NOT_FOUND");
       await rejectsWith(a.client.version("10.5.0.250", { timeoutMs: 800 }), "UNAVAILABLE");
+      // A server stream's failure, and a status grpc-js makes itself (its own deadline).
+      await rejectsWith(a.client.listResources("10.5.0.250", "runtime", "ExtensionStatuses.runtime.talos.dev"), "UNAVAILABLE");
+      await assert.rejects(a.client.version("10.5.0.5", { timeoutMs: 0 }), (err) => err instanceof TalosError);
+      assert.equal(Error.stackTraceLimit, limit, "the stack limit is back");
     } finally {
       Error.prepareStackTrace = previous;
     }
