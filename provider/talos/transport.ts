@@ -46,7 +46,7 @@ export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
 /**
  * A failed call's status reaches grpc-js' own listener with stack capture off: grpc-js makes its error there (two
  * `new Error`s, one stack read), and under Pulumi each stack is formatted through source-map-support — a rebooting
- * node's failed polls and every stream ended by a cancel did so thousands of times a rollout (~8 % of what the provider
+ * node's failed polls and every stream ended by a cancel did so thousands of times a rollout (~7 % of what the provider
  * allocated at 1,000 nodes, issue 23). The error keeps its code, details and message; only its frames, which name
  * grpc-js' internals, are gone. What runs inside with them off is grpc-js' listener and ours (unary's callback, a
  * stream's error handler), which only settle the call: the errors a user sees are made later, with frames.

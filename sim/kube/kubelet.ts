@@ -198,8 +198,7 @@ export class Kubelet {
     this.workers.delete(pod.metadata.uid);
     const node = w.pod.spec?.nodeName;
     const onNode = node === undefined ? undefined : this.workersOn.get(node);
-    onNode?.delete(w);
-    if (onNode?.size === 0) this.workersOn.delete(node!);
+    if (onNode?.delete(w) && onNode.size === 0) this.workersOn.delete(node as string);
     const prev = w.state;
     w.state = "gone";
     w.serviceAccount?.close();
