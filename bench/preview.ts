@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { toolsBin } from "../sim/tools";
-import { Metric, machineNote, round } from "./metrics";
+import { cpuShares, cpuSpeedProbe, machineNote, Metric, readCpuTicks, round, type MachineCpu } from "./metrics";
 import { programDir, talosGate } from "./rollout";
 
 const NODES = 1000;
@@ -25,6 +25,8 @@ export interface PreviewResult {
   /** Nodes the plan's installer-image lines name. */
   imageNodes: number;
   load: [number, number];
+  /** The cores' busy and steal shares during the previews, and the CPU probe just before them. */
+  cpu: MachineCpu;
 }
 
 async function previews(workDir: string, envVars: Record<string, string>, runs: number): Promise<{ seconds: number; stdout: string }> {
@@ -61,16 +63,21 @@ export async function benchPreview(nodes = NODES): Promise<PreviewResult> {
       path.join(empty, "node_modules", "@pulumi", "pulumi"));
     fs.writeFileSync(path.join(empty, "Pulumi.yaml"), "name: empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n");
     fs.writeFileSync(path.join(empty, "index.js"), 'const pulumi = require("@pulumi/pulumi");\nexports.stack = pulumi.getStack();\n');
+    const speedMs = cpuSpeedProbe();
+    const ticks0 = readCpuTicks();
     const load0 = os.loadavg()[0];
     const emptyRun = await previews(empty, envVars, RUNS);
     const run = await previews(path.join(work, "program"), envVars, RUNS);
     const load1 = os.loadavg()[0];
+    const ticks1 = readCpuTicks();
+    const shares = ticks0 && ticks1 ? cpuShares(ticks0, ticks1) : undefined;
     const lines = run.stdout.split("\n");
     const deferred = [...new Set(lines.filter((l) => /at apply time/.test(l)).map((l) => l.trim()))];
     // "installer <image>: cp-1, w-1, …" lines of the plan (provider/handlers/messages.ts planImage).
     const imageNodes = lines.map((l) => /installer \S+: (.*)$/.exec(l)?.[1]).filter((x): x is string => x !== undefined)
       .reduce((n, names) => n + names.split(", ").reduce((k, name) => k + (Number(/^and (\d+) more/.exec(name)?.[1]) || 1), 0), 0);
-    return { nodes, previewS: run.seconds, emptyS: emptyRun.seconds, deferred, imageNodes, load: [round(load0, 2), round(load1, 2)] };
+    return { nodes, previewS: run.seconds, emptyS: emptyRun.seconds, deferred, imageNodes, load: [round(load0, 2), round(load1, 2)],
+      cpu: { ...shares, speedMs: round(speedMs) } };
   } finally {
     await talosGate(["sim", "down", "--dir", simDir], 120_000).catch(() => undefined);
     fs.rmSync(work, { recursive: true, force: true });
@@ -82,7 +89,7 @@ export async function metrics(): Promise<Metric[]> {
   const r = await benchPreview();
   process.stderr.write(`bench preview ${r.nodes}: ${JSON.stringify(r)}\n`);
   const where = `pulumi preview --diff of a Cluster, a Healthcheck and a TalosUpgrade over a ${r.nodes}-node sim, median of ${RUNS} after a warm-up; ` +
-    machineNote(r.load[0], r.load[1]);
+    machineNote(r.load[0], r.load[1], r.cpu);
   return [
     { name: `preview_seconds_${r.nodes}`, value: round(r.previewS, 2), unit: "s", compared_with: where },
     { name: `preview_seconds_empty_js`, value: round(r.emptyS, 2), unit: "s", compared_with: "an empty JavaScript program, same CLI, same run" },

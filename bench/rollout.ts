@@ -13,7 +13,7 @@ import { coreApi, readMirroredStatus } from "../cli/common";
 import { control } from "../sim/control";
 import { readRunning } from "../sim/state";
 import { packageRoot, toolsBin } from "../sim/tools";
-import { Metric, machineNote, percentile, round } from "./metrics";
+import { cpuShares, cpuSpeedProbe, machineNote, Metric, percentile, readCpuTicks, round, type MachineCpu } from "./metrics";
 import { breakdown, overheadSlowest, type StatusMachine, type WaveInputs } from "./waves";
 
 const FROM = "v1.13.0";
@@ -167,6 +167,8 @@ export interface SizeResult {
   nodeTimeMax: number;
   /** The load average (1 min) when `pulumi up` started and when it ended: the machine is shared. */
   load: [number, number];
+  /** The cores' busy and steal shares during `pulumi up`, and the CPU probe just before it. */
+  cpu: MachineCpu;
   /** Peak RSS of each dynamic-provider process seen, by pid. */
   providerPeakRss: Record<number, number>;
   /** CPU time of the dynamic-provider processes during `pulumi up` (their load, the handlers and the rollout). */
@@ -216,7 +218,9 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       partial = parts.pop() ?? "";
       for (const line of parts) lines.push({ t, line });
     };
+    const speedMs = cpuSpeedProbe();
     const sampler = providerSampler(dir);
+    const ticks0 = readCpuTicks();
     const load0 = os.loadavg()[0];
     const up0 = performance.now();
     let res;
@@ -227,6 +231,8 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
     }
     const upMs = performance.now() - up0;
     const load1 = os.loadavg()[0];
+    const ticks1 = readCpuTicks();
+    const shares = ticks0 && ticks1 ? cpuShares(ticks0, ticks1) : undefined;
     const { peaks, cpu } = sampler.stop();
     if (res.outputs.phase?.value !== "Done") throw new Error(`the rollout of ${nodes} nodes ended ${res.outputs.phase?.value}`);
     const prefix = `[talos-gate/${cluster}] `;
@@ -265,6 +271,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       overheadMsPerWaveOldMethod: (rolloutMs - waves * spanP50) / waves,
       ...(slowest !== undefined ? { overheadMsPerWaveSlowest: slowest } : {}),
       nodeTimeP50, nodeTimeMax: nodeTimes[nodeTimes.length - 1], load: [round(load0, 2), round(load1, 2)],
+      cpu: { ...shares, speedMs: round(speedMs) },
       providerPeakRss: Object.fromEntries(peaks),
       providerCpuMs: [...cpu.values()].reduce((a, b) => a + b, 0),
       api: doc.spec.api,
@@ -300,7 +307,7 @@ export async function metrics(sizes: number[] = SIZES): Promise<Metric[]> {
         `the sim's measured node time per wave subtracted (p50 ${round(r.nodeTimeP50)} ms, max ${round(r.nodeTimeMax)} ms, ` +
         `pull, install and reboot, talos-gate's drain between them not; nominal ${SIM_NODE_MS} ms), the gate's Job healthcheck not ` +
         `(by the method before, with the drain counted as node time: ${round(r.overheadMsPerWaveOldMethod)} ms); ` +
-        machineNote(r.load[0], r.load[1]),
+        machineNote(r.load[0], r.load[1], r.cpu),
     });
   }
   for (const r of results) {
