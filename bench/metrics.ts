@@ -38,7 +38,8 @@ export function machineNote(load0: number, load1: number, cpu?: MachineCpu): str
  * What the machine's processors did while a figure was measured. The 1,000-node figures are bound by CPU (the
  * simulated cluster fills both cores), and the same code measured minutes apart on an otherwise idle machine has
  * differed by 40 % (session 17: 424 and 606 ms per wave): `busy` says whether the cores were full, `steal` whether
- * the hypervisor took time from them, and `speedMs` how long a fixed piece of work took the processor just before.
+ * the hypervisor took time from them, and `speedMs` how long a fixed piece of work took the processor before the
+ * bench's cluster started.
  */
 export interface MachineCpu {
   /** Share of the cores' time spent running anything (user, system, interrupts), 0–1. */

@@ -25,7 +25,7 @@ export interface PreviewResult {
   /** Nodes the plan's installer-image lines name. */
   imageNodes: number;
   load: [number, number];
-  /** The cores' busy and steal shares during the previews, and the CPU probe just before them. */
+  /** The cores' busy and steal shares during the previews, and the CPU probe before the sim started. */
   cpu: MachineCpu;
 }
 
@@ -47,6 +47,8 @@ export async function benchPreview(nodes = NODES): Promise<PreviewResult> {
   const cluster = `preview${nodes}`;
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "talos-gate-bench-preview-")));
   const simDir = path.join(work, "sim");
+  // Before the sim starts, while nothing of the bench runs (see rollout.ts).
+  const speedMs = cpuSpeedProbe();
   await talosGate(["sim", "up", "--dir", simDir, "--control-planes", String(CONTROL_PLANES), "--workers", String(nodes - CONTROL_PLANES),
     "--version", "v1.13.0", "--workload-pods", "0"]);
   try {
@@ -63,7 +65,6 @@ export async function benchPreview(nodes = NODES): Promise<PreviewResult> {
       path.join(empty, "node_modules", "@pulumi", "pulumi"));
     fs.writeFileSync(path.join(empty, "Pulumi.yaml"), "name: empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n");
     fs.writeFileSync(path.join(empty, "index.js"), 'const pulumi = require("@pulumi/pulumi");\nexports.stack = pulumi.getStack();\n');
-    const speedMs = cpuSpeedProbe();
     const ticks0 = readCpuTicks();
     const load0 = os.loadavg()[0];
     const emptyRun = await previews(empty, envVars, RUNS);

@@ -167,7 +167,7 @@ export interface SizeResult {
   nodeTimeMax: number;
   /** The load average (1 min) when `pulumi up` started and when it ended: the machine is shared. */
   load: [number, number];
-  /** The cores' busy and steal shares during `pulumi up`, and the CPU probe just before it. */
+  /** The cores' busy and steal shares during `pulumi up`, and the CPU probe before the sim started. */
   cpu: MachineCpu;
   /** Peak RSS of each dynamic-provider process seen, by pid. */
   providerPeakRss: Record<number, number>;
@@ -184,6 +184,8 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
   const simDir = path.join(work, "sim");
   const log = path.join(work, "pulumi-up.log");
   let ok = false;
+  // Before the sim starts, while nothing of the bench runs: the probe reads the machine, not the bench's own cluster.
+  const speedMs = cpuSpeedProbe();
   const t0 = performance.now();
   await talosGate(["sim", "up", "--dir", simDir, "--control-planes", String(CONTROL_PLANES), "--workers", String(nodes - CONTROL_PLANES),
     "--version", FROM, "--boot-seconds", String(NODE.bootSeconds), "--pull-ms", String(NODE.pullMs), "--install-ms", String(NODE.installMs),
@@ -218,7 +220,6 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       partial = parts.pop() ?? "";
       for (const line of parts) lines.push({ t, line });
     };
-    const speedMs = cpuSpeedProbe();
     const sampler = providerSampler(dir);
     const ticks0 = readCpuTicks();
     const load0 = os.loadavg()[0];
