@@ -82,6 +82,15 @@ export function cpuShares(before: CpuTicks, after: CpuTicks): { busy: number; st
   return { busy: (total - idle - iowait - steal) / total, steal: steal / total };
 }
 
+/** Starts a window on /proc/stat; the function it returns gives the busy and steal shares since (undefined off Linux). */
+export function cpuWindow(): () => { busy: number; steal: number } | undefined {
+  const before = readCpuTicks();
+  return () => {
+    const after = readCpuTicks();
+    return before && after ? cpuShares(before, after) : undefined;
+  };
+}
+
 /**
  * The processor's speed at this moment: CPU time (not wall time, so waiting for a core does not count) of a fixed
  * mix like the provider's own work — JSON of small objects, hashing, short-lived allocations —, the best of three.

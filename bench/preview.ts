@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { toolsBin } from "../sim/tools";
-import { cpuShares, cpuSpeedProbe, machineNote, Metric, readCpuTicks, round, type MachineCpu } from "./metrics";
+import { cpuSpeedProbe, cpuWindow, machineNote, Metric, round, type MachineCpu } from "./metrics";
 import { programDir, talosGate } from "./rollout";
 
 const NODES = 1000;
@@ -65,13 +65,12 @@ export async function benchPreview(nodes = NODES): Promise<PreviewResult> {
       path.join(empty, "node_modules", "@pulumi", "pulumi"));
     fs.writeFileSync(path.join(empty, "Pulumi.yaml"), "name: empty\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n");
     fs.writeFileSync(path.join(empty, "index.js"), 'const pulumi = require("@pulumi/pulumi");\nexports.stack = pulumi.getStack();\n');
-    const ticks0 = readCpuTicks();
+    const cores = cpuWindow();
     const load0 = os.loadavg()[0];
     const emptyRun = await previews(empty, envVars, RUNS);
     const run = await previews(path.join(work, "program"), envVars, RUNS);
     const load1 = os.loadavg()[0];
-    const ticks1 = readCpuTicks();
-    const shares = ticks0 && ticks1 ? cpuShares(ticks0, ticks1) : undefined;
+    const shares = cores();
     const lines = run.stdout.split("\n");
     const deferred = [...new Set(lines.filter((l) => /at apply time/.test(l)).map((l) => l.trim()))];
     // "installer <image>: cp-1, w-1, …" lines of the plan (provider/handlers/messages.ts planImage).

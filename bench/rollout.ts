@@ -13,7 +13,7 @@ import { coreApi, readMirroredStatus } from "../cli/common";
 import { control } from "../sim/control";
 import { readRunning } from "../sim/state";
 import { packageRoot, toolsBin } from "../sim/tools";
-import { cpuShares, cpuSpeedProbe, machineNote, Metric, percentile, readCpuTicks, round, type MachineCpu } from "./metrics";
+import { cpuSpeedProbe, cpuWindow, machineNote, Metric, percentile, round, type MachineCpu } from "./metrics";
 import { breakdown, overheadSlowest, type StatusMachine, type WaveInputs } from "./waves";
 
 const FROM = "v1.13.0";
@@ -221,7 +221,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       for (const line of parts) lines.push({ t, line });
     };
     const sampler = providerSampler(dir);
-    const ticks0 = readCpuTicks();
+    const cores = cpuWindow();
     const load0 = os.loadavg()[0];
     const up0 = performance.now();
     let res;
@@ -232,8 +232,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
     }
     const upMs = performance.now() - up0;
     const load1 = os.loadavg()[0];
-    const ticks1 = readCpuTicks();
-    const shares = ticks0 && ticks1 ? cpuShares(ticks0, ticks1) : undefined;
+    const shares = cores();
     const { peaks, cpu } = sampler.stop();
     if (res.outputs.phase?.value !== "Done") throw new Error(`the rollout of ${nodes} nodes ended ${res.outputs.phase?.value}`);
     const prefix = `[talos-gate/${cluster}] `;

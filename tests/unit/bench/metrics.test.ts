@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { cpuNote, cpuShares, machineNote, readCpuTicks } from "../../../bench/metrics";
+import { cpuNote, cpuShares, cpuWindow, machineNote, readCpuTicks } from "../../../bench/metrics";
 
 describe("bench machine notes", () => {
   // user nice system idle iowait irq softirq steal guest guest_nice
@@ -41,6 +41,17 @@ describe("bench machine notes", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("sees this process's own work in a window on the machine's /proc/stat", function () {
+    if (!readCpuTicks()) this.skip(); // no /proc: not Linux
+    const window = cpuWindow();
+    const until = Date.now() + 120; // several clock ticks (USER_HZ 100) of CPU
+    while (Date.now() < until) Math.sqrt(Math.random());
+    const s = window();
+    assert.ok(s, "a window over 120 ms of work has shares");
+    assert.ok(s.busy > 0 && s.busy <= 1, `busy ${s.busy}`);
+    assert.ok(s.steal >= 0 && s.steal < 1, `steal ${s.steal}`);
   });
 
   it("says what it measured, and only that", () => {
