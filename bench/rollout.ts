@@ -14,6 +14,7 @@ import { control } from "../sim/control";
 import { readRunning } from "../sim/state";
 import { packageRoot, toolsBin } from "../sim/tools";
 import { cpuSpeedProbe, cpuWindow, machineNote, Metric, percentile, round, type MachineCpu } from "./metrics";
+import { cpuSplitNote, processSampler, type ProcessKind } from "./processes";
 import { breakdown, overheadSlowest, type StatusMachine, type WaveInputs } from "./waves";
 
 const FROM = "v1.13.0";
@@ -36,70 +37,6 @@ export function talosGate(args: string[], timeoutMs = 600_000): Promise<string> 
       else resolve(stdout);
     });
   });
-}
-
-/** Processes whose command line matches and whose working directory is under `dir` (the provider runs in the program's). */
-function processesUnder(dir: string, match: (args: string[]) => boolean): number[] {
-  const pids: number[] = [];
-  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      if (match(args) && fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) pids.push(Number(pid));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return pids;
-}
-
-/** VmHWM (peak resident set) of a process in bytes; undefined once it is gone. */
-function highWaterMark(pid: number): number | undefined {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU time (user + system) a process has used so far, in ms; undefined once it is gone. */
-function cpuMs(pid: number): number | undefined {
-  try {
-    // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th of them.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
-}
-/** USER_HZ: 100 on every Linux the bench runs on (`getconf CLK_TCK`). */
-const CLOCK_TICKS = 100;
-
-/**
- * Samples the peak RSS and the CPU time of every dynamic-provider process under `dir`, keeping each one's last value
- * seen. CPU time is the figure a loaded machine changes least: wall-clock time there is mostly waiting for a core.
- */
-function providerSampler(dir: string): { stop(): { peaks: Map<number, number>; cpu: Map<number, number> } } {
-  const last = new Map<number, number>();
-  const cpu = new Map<number, number>();
-  const sample = () => {
-    // `node …/@pulumi/pulumi/cmd/dynamic-provider/index.js <engine>`, not the plugin script's `node -e` that resolves it.
-    for (const pid of processesUnder(dir, (args) => args.some((a) => /\/cmd\/dynamic-provider(\/index\.js)?$/.test(a)))) {
-      const hwm = highWaterMark(pid);
-      if (hwm !== undefined) last.set(pid, hwm);
-      const used = cpuMs(pid);
-      if (used !== undefined) cpu.set(pid, used);
-    }
-  };
-  const timer = setInterval(sample, SAMPLE_MS);
-  return {
-    stop() {
-      clearInterval(timer);
-      sample();
-      return { peaks: last, cpu };
-    },
-  };
 }
 
 /**
@@ -173,6 +110,8 @@ export interface SizeResult {
   providerPeakRss: Record<number, number>;
   /** CPU time of the dynamic-provider processes during `pulumi up` (their load, the handlers and the rollout). */
   providerCpuMs: number;
+  /** CPU ms during `pulumi up` of the provider, Pulumi's processes and each of the sim's (bench/processes.ts). */
+  cpuByKind: Partial<Record<ProcessKind, number>>;
   api: { requests: number; watches: number; bytesread: number };
   /** With BENCH_KUBE_TRACE set: the provider's Kubernetes requests per node by method and path shape. */
   trace?: Record<string, number>;
@@ -220,7 +159,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       partial = parts.pop() ?? "";
       for (const line of parts) lines.push({ t, line });
     };
-    const sampler = providerSampler(dir);
+    const sampler = processSampler(dir, readRunning(simDir)?.pid, SAMPLE_MS);
     const cores = cpuWindow();
     const load0 = os.loadavg()[0];
     const up0 = performance.now();
@@ -233,7 +172,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
     const upMs = performance.now() - up0;
     const load1 = os.loadavg()[0];
     const shares = cores();
-    const { peaks, cpu } = sampler.stop();
+    const { providerPeaks: peaks, cpuByKind } = sampler.stop();
     if (res.outputs.phase?.value !== "Done") throw new Error(`the rollout of ${nodes} nodes ended ${res.outputs.phase?.value}`);
     const prefix = `[talos-gate/${cluster}] `;
     const started = lines.find((l) => l.line.includes(`${prefix}upgrading `));
@@ -273,7 +212,8 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
       nodeTimeP50, nodeTimeMax: nodeTimes[nodeTimes.length - 1], load: [round(load0, 2), round(load1, 2)],
       cpu: { ...shares, speedMs: round(speedMs) },
       providerPeakRss: Object.fromEntries(peaks),
-      providerCpuMs: [...cpu.values()].reduce((a, b) => a + b, 0),
+      providerCpuMs: cpuByKind.provider ?? 0,
+      cpuByKind,
       api: doc.spec.api,
       ...(traceFile ? { trace: traceSummary(traceFile, nodes) } : {}),
     };
@@ -287,6 +227,7 @@ export async function benchSize(nodes: number): Promise<SizeResult> {
 }
 
 const mb = (bytes: number) => bytes / (1024 * 1024);
+const withNote = (note: string) => (note ? `; ${note}` : "");
 const kb = (bytes: number) => bytes / 1024;
 
 /** For bench/main.ts. */
@@ -307,7 +248,16 @@ export async function metrics(sizes: number[] = SIZES): Promise<Metric[]> {
         `the sim's measured node time per wave subtracted (p50 ${round(r.nodeTimeP50)} ms, max ${round(r.nodeTimeMax)} ms, ` +
         `pull, install and reboot, talos-gate's drain between them not; nominal ${SIM_NODE_MS} ms), the gate's Job healthcheck not ` +
         `(by the method before, with the drain counted as node time: ${round(r.overheadMsPerWaveOldMethod)} ms); ` +
-        machineNote(r.load[0], r.load[1], r.cpu),
+        machineNote(r.load[0], r.load[1], r.cpu) + withNote(cpuSplitNote(r.cpuByKind, r.upMs, os.cpus().length)),
+    });
+  }
+  for (const r of results) {
+    const all = Object.values(r.cpuByKind).reduce((a, b) => a + (b ?? 0), 0);
+    out.push({
+      name: `provider_cpu_ms_per_wave_${r.nodes}`, value: round(r.providerCpuMs / r.waves), unit: "CPU ms per wave",
+      compared_with: `the share of a wave's work talos-gate's own process does (the dynamic provider over the whole pulumi up: its ` +
+        `start, the Cluster and the Healthcheck, the rollout), against ${round(all / r.waves)} CPU ms per wave of every process ` +
+        `counted (the cluster's, the sim's, Pulumi's and the provider's); the same run as overhead_ms_per_wave_${r.nodes}`,
     });
   }
   for (const r of results) {

@@ -1,0 +1,165 @@
+// Where the machine's CPU went while the rollout bench's `pulumi up` ran: the provider (peak RSS and CPU, as before),
+// Pulumi's own processes, and each process of the simulated cluster (the sim's daemon and everything it started: etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, its API endpoint proxy). The 1,000-node figure is bound by
+// the CPU all of them share (session 18: the cores 95 % busy, the cluster's processes ~80 % of it), so the split is
+// recorded beside it: what talos-gate's own process takes, and what the cluster it drives takes.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { round } from "./metrics";
+
+/** What a process seen during `pulumi up` is, by its command line. */
+export type ProcessKind =
+  | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "etcd"
+  | "sim" | "sim API proxy" | "provider" | "Pulumi";
+
+/** The words each kind is reported with (most CPU first in the note). */
+const KIND_TEXT: Record<ProcessKind, string> = {
+  "kube-apiserver": "kube-apiserver",
+  "kube-controller-manager": "kube-controller-manager",
+  "kube-scheduler": "kube-scheduler",
+  etcd: "etcd",
+  sim: "the sim's kubelets and Talos nodes",
+  "sim API proxy": "the sim's API endpoint proxy",
+  provider: "talos-gate's provider",
+  Pulumi: "Pulumi's CLI, language host and program",
+};
+
+const KUBE_BINARIES = new Set<ProcessKind>(["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"]);
+
+/**
+ * The kind of a process from its arguments (`/proc/<pid>/cmdline`), or undefined for one the bench does not count.
+ * `underSim`: the process descends from the sim's daemon; the provider and Pulumi's processes run in the program's
+ * directory, which the caller checks.
+ */
+export function processKind(args: readonly string[], underSim: boolean): ProcessKind | undefined {
+  const exe = path.basename(args[0] ?? "");
+  if (underSim) {
+    if (KUBE_BINARIES.has(exe as ProcessKind)) return exe as ProcessKind;
+    if (args.some((a) => /\/sim\/daemon\.js$/.test(a))) return "sim";
+    if (args.some((a) => /\/sim\/apiproxyProcess\.js$/.test(a))) return "sim API proxy";
+    return undefined; // a check's process: its CPU reaches the sim's daemon when it is reaped
+  }
+  // `node …/@pulumi/pulumi/cmd/dynamic-provider/index.js <engine>`, not the plugin script's `node -e` that resolves it.
+  if (args.some((a) => /\/cmd\/dynamic-provider(\/index\.js)?$/.test(a))) return "provider";
+  if (/^pulumi(-language-nodejs)?$/.test(exe) || args.some((a) => /@pulumi\/pulumi\/cmd\/run(\/index\.js)?$/.test(a))) return "Pulumi";
+  return undefined;
+}
+
+/** CPU time (user + system) a process has used so far, in ms; undefined once it is gone. */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th of them.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** USER_HZ: 100 on every Linux the bench runs on (`getconf CLK_TCK`). */
+const CLOCK_TICKS = 100;
+
+/** VmHWM (peak resident set) of a process in bytes; undefined once it is gone. */
+export function highWaterMark(pid: number): number | undefined {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live process with its arguments, whether it descends from `root`, and its working directory. */
+function processes(root: number | undefined): { pid: number; args: string[]; underRoot: boolean; cwd: string }[] {
+  const pids = fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).map(Number);
+  const parents = new Map(pids.map((p) => [p, parentOf(p)]));
+  const descends = (pid: number) => {
+    for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 64; p = parents.get(p), hops++) {
+      if (p === root) return true;
+    }
+    return false;
+  };
+  const out: { pid: number; args: string[]; underRoot: boolean; cwd: string }[] = [];
+  for (const pid of pids) {
+    try {
+      out.push({ pid, args: fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"), underRoot: root !== undefined && descends(pid), cwd: fs.readlinkSync(`/proc/${pid}/cwd`) });
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return out;
+}
+
+/** One process's CPU readings during the window: the first (0 for a process started during it) and the last. */
+interface Reading { kind: ProcessKind; first: number; last: number }
+
+export interface ProcessSample {
+  /** Peak RSS of each dynamic-provider process seen, by pid. */
+  providerPeaks: Map<number, number>;
+  /** CPU ms of each kind during the window (a process that ended between two samples loses its last interval). */
+  cpuByKind: Partial<Record<ProcessKind, number>>;
+}
+
+/**
+ * Samples every `everyMs` from now until `stop()`: the dynamic-provider's peak RSS, and the CPU time of the provider,
+ * Pulumi's processes (both found in `programDir`) and the sim's processes (descendants of `simPid`). A process already
+ * running at the start counts from its reading then; one started later counts from its start.
+ */
+export function processSampler(programDir: string, simPid: number | undefined, everyMs: number): { stop(): ProcessSample } {
+  const readings = new Map<number, Reading>();
+  const peaks = new Map<number, number>();
+  let firstSample = true;
+  const sample = () => {
+    for (const p of processes(simPid)) {
+      const kind = processKind(p.args, p.underRoot) ?? undefined;
+      if (!kind || (!p.underRoot && !p.cwd.startsWith(programDir))) continue;
+      const used = cpuMs(p.pid);
+      if (used === undefined) continue;
+      const seen = readings.get(p.pid);
+      if (seen) seen.last = used;
+      else readings.set(p.pid, { kind, first: firstSample ? used : 0, last: used });
+      if (kind === "provider") {
+        const hwm = highWaterMark(p.pid);
+        if (hwm !== undefined) peaks.set(p.pid, hwm);
+      }
+    }
+    firstSample = false;
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { providerPeaks: peaks, cpuByKind: cpuTotals([...readings.values()]) };
+    },
+  };
+}
+
+/** CPU ms by kind from each process's first and last reading. */
+export function cpuTotals(readings: readonly Reading[]): Partial<Record<ProcessKind, number>> {
+  const out: Partial<Record<ProcessKind, number>> = {};
+  for (const r of readings) out[r.kind] = (out[r.kind] ?? 0) + Math.max(0, r.last - r.first);
+  return out;
+}
+
+/**
+ * The split in words: "CPU during pulumi up 171 s (1.91 of 2 cores): kube-apiserver 37 %, …", most first; kinds under
+ * 1 % are left out. `wallMs` and `cores` give how full the cores were with these processes alone.
+ */
+export function cpuSplitNote(cpuByKind: Partial<Record<ProcessKind, number>>, wallMs: number, cores: number): string {
+  const entries = (Object.entries(cpuByKind) as [ProcessKind, number][]).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+  const total = entries.reduce((a, [, ms]) => a + ms, 0);
+  if (total <= 0 || wallMs <= 0) return "";
+  const shares = entries.filter(([, ms]) => ms / total >= 0.01).map(([k, ms]) => `${KIND_TEXT[k]} ${Math.round((ms / total) * 100)} %`);
+  return `CPU during pulumi up ${round(total / 1000)} s (${round(total / wallMs, 2)} of ${cores} cores): ${shares.join(", ")}`;
+}
