@@ -90,13 +90,20 @@ function processes(root: number | undefined): { pid: number; args: string[]; und
   };
   const out: { pid: number; args: string[]; underRoot: boolean; cwd: string }[] = [];
   for (const pid of pids) {
-    try {
-      out.push({ pid, args: fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"), underRoot: root !== undefined && descends(pid), cwd: fs.readlinkSync(`/proc/${pid}/cwd`) });
-    } catch {
-      // gone, or not ours
-    }
+    const args = readOrUndefined(() => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"));
+    // The working directory only matters outside the sim (the program's processes), and may be unreadable.
+    if (args) out.push({ pid, args, underRoot: root !== undefined && descends(pid), cwd: readOrUndefined(() => fs.readlinkSync(`/proc/${pid}/cwd`)) ?? "" });
   }
   return out;
+}
+
+/** A /proc read of a process that may be gone by now (or not ours to read). */
+function readOrUndefined<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 /** One process's CPU readings during the window: the first (0 for a process started during it) and the last. */
@@ -120,7 +127,7 @@ export function processSampler(programDir: string, simPid: number | undefined, e
   let firstSample = true;
   const sample = () => {
     for (const p of processes(simPid)) {
-      const kind = processKind(p.args, p.underRoot) ?? undefined;
+      const kind = processKind(p.args, p.underRoot);
       if (!kind || (!p.underRoot && !p.cwd.startsWith(programDir))) continue;
       const used = cpuMs(p.pid);
       if (used === undefined) continue;
