@@ -28,6 +28,7 @@
 import { randomBytes } from "node:crypto";
 import type * as k8s from "./k8s";
 import type { CheckOutcome, HealthcheckJob, RolloutEvent } from "../rollout/ports";
+import { whenAborted } from "../abort";
 import { KubeClients } from "./client";
 import { apiMessage, backoffMs, redactSecrets, isAlreadyExists, isConflict, isNotFound, isTransient, KubeError, sleep, statusOf } from "./errors";
 import { CONFIG_HASH_ANNOTATION, JOB_NAME_LABEL, RUN_NONCE_ANNOTATION, RUNNER_APP_LABEL, RUNNER_APP_VALUE } from "./labels";
@@ -362,6 +363,7 @@ export async function runCheck(
   // The previous pass of this check may still be deleting its Job: that Job's Complete must not count again.
   await ours.cleanedUp(namespace, jobName);
   await createBeforeReading(c, check, ours);
+  if (signal?.aborted) return running; // aborted during the requests above: the Job stays for the next evaluation
   const observer = new ObjectObserver<k8s.V1Job>({
     clients: c,
     path: `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
@@ -388,12 +390,12 @@ export async function runCheck(
     podObserver.stop();
   };
   const stop = new AbortController();
-  const onAbort = () => {
+  const aborted = new Promise<CheckOutcome>((resolve) => stop.signal.addEventListener("abort", () => resolve(running), { once: true }));
+  // Also an abort that landed while the Job was POSTed above: the check ends as "running", its Job left in place.
+  const forget = whenAborted(signal, () => {
     stop.abort();
     stopObservers();
-  };
-  signal?.addEventListener("abort", onAbort, { once: true });
-  const aborted = new Promise<CheckOutcome>((resolve) => stop.signal.addEventListener("abort", () => resolve(running), { once: true }));
+  });
   const work = (async (): Promise<CheckOutcome> => {
     let attempt = 0;
     let state = await observer.next().catch((err) => {
@@ -425,7 +427,7 @@ export async function runCheck(
     return await Promise.race([work, aborted]);
   } finally {
     work.catch(() => undefined);
-    signal?.removeEventListener("abort", onAbort);
+    forget();
     stopObservers();
     stop.abort();
   }

@@ -4,6 +4,7 @@
 // controller deletes it, the CSI external-attacher detaches and removes its finalizer). Observed by watch (all
 // VolumeAttachments, filtered by spec.nodeName client-side: the API server has no field selector for it), bounded by
 // a deadline.
+import { whenAborted } from "../abort";
 import type { VolumeDetachOptions } from "../rollout/ports";
 import { KubeClients } from "./client";
 import { apiMessage, isTransient, KubeError, statusOf } from "./errors";
@@ -117,9 +118,10 @@ export async function waitForVolumeDetach(
   });
   let last: string[] = [];
   let timer: NodeJS.Timeout | undefined;
+  let forget = () => undefined as void;
   const ended = new Promise<"timeout" | "cancelled">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), timeoutMs);
-    signal?.addEventListener("abort", () => resolve("cancelled"), { once: true });
+    forget = whenAborted(signal, () => resolve("cancelled")); // also an abort during the list above
   });
   try {
     for (;;) {
@@ -137,6 +139,7 @@ export async function waitForVolumeDetach(
     throw new KubeError(msg.volumesListFailed(node, apiMessage(err), statusOf(err)), statusOf(err));
   } finally {
     if (timer) clearTimeout(timer);
+    forget();
     observer.stop();
   }
 }

@@ -1,6 +1,7 @@
 // The Talos machine API's named calls, typed: Version, Upgrade (legacy), Reboot, Events, Read, the etcd calls,
 // ImageService.Pull, LifecycleService.Upgrade and the COSI resource API (State Get/List). The connection, TLS,
 // deadlines, failover and error mapping are the transport's (transport.ts).
+import { whenAborted } from "../abort";
 import { TalosError } from "./errors";
 import { msg } from "./messages";
 import { DecodedPayload, unpackEvent } from "./proto";
@@ -265,7 +266,7 @@ export class TalosClient {
       cancelled = true;
       if (!done) cancelCall?.();
     };
-    opts.signal?.addEventListener("abort", cancel, { once: true });
+    const forget = whenAborted(opts.signal, cancel);
     this.transport.serverStream<object, Reply>(node, "events", m, {
       tail_events: req.tailEvents ?? 0, tail_id: req.tailId ?? "", tail_seconds: req.tailSeconds ?? 0, with_actor_id: req.withActorId ?? "",
     }, { idempotent: true }, {
@@ -298,7 +299,7 @@ export class TalosClient {
             await new Promise<void>((r) => (wake = r));
           }
         } finally {
-          opts.signal?.removeEventListener("abort", cancel);
+          forget();
           cancel();
         }
       },

@@ -6,6 +6,7 @@
 import * as net from "node:net";
 import * as tls from "node:tls";
 import * as grpc from "@grpc/grpc-js";
+import { whenAborted } from "../abort";
 import { withoutCallerStack } from "../callerStack";
 import { classify, TalosError } from "./errors";
 import { msg } from "./messages";
@@ -266,8 +267,7 @@ export class TalosTransport {
         cancelled = true;
         call.cancel();
       };
-      const onAbort = cancel;
-      o.signal?.addEventListener("abort", onAbort, { once: true });
+      const forget = whenAborted(o.signal, cancel); // at once for a signal that aborted before the stream opened
       o.onOpen?.(cancel);
       let received = false, failed = false;
       call.on("data", (r: Res) => {
@@ -276,14 +276,14 @@ export class TalosTransport {
       });
       call.on("error", (err: grpc.ServiceError) => {
         failed = true;
-        o.signal?.removeEventListener("abort", onAbort);
+        forget();
         if (cancelled) return reject(new TalosError("CANCELLED", msg.cancelled(node, op), node, grpc.status.CANCELLED));
         // Once data has flowed the stream is not restarted elsewhere: its caller has seen part of it.
         if (received && endpointFailure(err, ch) !== undefined) reject(Object.assign(new Error(err.message), { code: err.code, details: err.details, afterData: true }));
         else reject(err);
       });
       call.on("end", () => {
-        o.signal?.removeEventListener("abort", onAbort);
+        forget();
         if (!failed) resolve();
       });
     }).catch((err) => {

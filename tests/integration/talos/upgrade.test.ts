@@ -376,6 +376,19 @@ describe("talos: upgrading one simulated node over gRPC", function () {
     assert.equal(sim.node("w-2").version, "v1.15.1");
   });
 
+  it("Events asked with a signal that has already aborted end at once (a listener added to an aborted signal never runs)", async () => {
+    const stream = h.api.client.events("10.5.0.3", { tailEvents: 0 }, { signal: AbortSignal.abort() });
+    const got: TalosEvent[] = [];
+    const reading = (async () => {
+      for await (const e of stream) got.push(e);
+      return "ended";
+    })();
+    const outcome = await Promise.race([reading, new Promise<string>((r) => setTimeout(() => r("still open"), 3000))]);
+    stream.cancel();
+    assert.equal(outcome, "ended");
+    assert.deepEqual(got, [], "nothing read from a stream cancelled before it opened");
+  });
+
   it("Events: hello first, then talos/runtime/machine.* payloads of the node's sequences", async () => {
     const { api } = h;
     const node = "10.5.0.3";
