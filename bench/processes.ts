@@ -1,8 +1,8 @@
 // Where the machine's CPU went while the rollout bench's `pulumi up` ran: the provider (peak RSS and CPU, as before),
 // Pulumi's own processes, and each process of the simulated cluster (the sim's daemon and everything it started: etcd,
-// kube-apiserver, kube-controller-manager, kube-scheduler, its API endpoint proxy). The 1,000-node figure is bound by
-// the CPU all of them share (session 18: the cores 95 % busy, the cluster's processes ~80 % of it), so the split is
-// recorded beside it: what talos-gate's own process takes, and what the cluster it drives takes.
+// kube-apiserver, kube-controller-manager, kube-scheduler, its API endpoint proxy, the pods' processes). The 1,000-node
+// figure is bound by the CPU all of them share (session 18: the cores 95–96 % busy, 83–86 % of the CPU the cluster's
+// and the sim's), so the split is recorded beside it: what talos-gate's own process takes, and what the cluster takes.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { round } from "./metrics";
@@ -37,21 +37,35 @@ export function processKind(args: readonly string[], underSim: boolean): Process
     if (KUBE_BINARIES.has(exe as ProcessKind)) return exe as ProcessKind;
     if (args.some((a) => /\/sim\/daemon\.js$/.test(a))) return "sim";
     if (args.some((a) => /\/sim\/apiproxyProcess\.js$/.test(a))) return "sim API proxy";
-    return undefined; // a check's process: its CPU reaches the sim's daemon when it is reaped
+    return undefined; // a pod's process: counted with the sim's daemon once it has reaped it (REAPED_KINDS)
   }
   // `node …/@pulumi/pulumi/cmd/dynamic-provider/index.js <engine>`, not the plugin script's `node -e` that resolves it.
   if (args.some((a) => /\/cmd\/dynamic-provider(\/index\.js)?$/.test(a))) return "provider";
-  if (/^pulumi(-language-nodejs)?$/.test(exe) || args.some((a) => /@pulumi\/pulumi\/cmd\/run(\/index\.js)?$/.test(a))) return "Pulumi";
+  // The CLI, the language host (a binary, or `node …/pulumi-language-nodejs.js` as scripts/langhost has it) and the
+  // program (`node …/@pulumi/pulumi/cmd/run/index.js`).
+  if (exe === "pulumi" || args.some((a) => /^pulumi-language-nodejs(\.js)?$/.test(path.basename(a)))) return "Pulumi";
+  if (args.some((a) => /@pulumi\/pulumi\/cmd\/run(\/index\.js)?$/.test(a))) return "Pulumi";
   return undefined;
 }
 
-/** CPU time (user + system) a process has used so far, in ms; undefined once it is gone. */
-export function cpuMs(pid: number): number | undefined {
+/**
+ * Kinds whose reaped children count with them: the sim's daemon runs the pods' processes (a check's `sh -c`, a
+ * DaemonSet pod's command), which live too briefly to be sampled; the kernel adds a child's time to its parent's
+ * `cutime`/`cstime` when the parent waits for it.
+ */
+const REAPED_KINDS = new Set<ProcessKind>(["sim"]);
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, with its reaped children's when asked; undefined once it
+ * is gone.
+ */
+export function cpuMs(pid: number, withReaped = false): number | undefined {
   try {
-    // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th of them.
+    // The fields after the command name (which may hold spaces): utime, stime, cutime and cstime are the 12th to 15th.
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    const ticks = Number(fields[11]) + Number(fields[12]) + (withReaped ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1000) / CLOCK_TICKS;
   } catch {
     return undefined;
   }
@@ -116,37 +130,49 @@ export interface ProcessSample {
   cpuByKind: Partial<Record<ProcessKind, number>>;
 }
 
+/** How often the sampler looks for new processes, and how often it reads the ones it knows (a process that ends
+ * between two readings loses what it did after the last one: ~100 ms at most for the provider and Pulumi's). */
+export interface SampleEvery { discoverMs: number; readMs: number }
+
 /**
- * Samples every `everyMs` from now until `stop()`: the dynamic-provider's peak RSS, and the CPU time of the provider,
- * Pulumi's processes (both found in `programDir`) and the sim's processes (descendants of `simPid`). A process already
- * running at the start counts from its reading then; one started later counts from its start.
+ * Samples from now until `stop()`: the dynamic-provider's peak RSS, and the CPU time of the provider, Pulumi's
+ * processes (both found in `programDir`) and the sim's processes (descendants of `simPid`). A process already running
+ * at the start counts from its reading then; one started later counts from its start.
  */
-export function processSampler(programDir: string, simPid: number | undefined, everyMs: number): { stop(): ProcessSample } {
+export function processSampler(programDir: string, simPid: number, every: SampleEvery): { stop(): ProcessSample } {
   const readings = new Map<number, Reading>();
   const peaks = new Map<number, number>();
-  let firstSample = true;
-  const sample = () => {
+  const read = (pid: number, r: Reading) => {
+    const used = cpuMs(pid, REAPED_KINDS.has(r.kind));
+    if (used !== undefined) r.last = used;
+    if (r.kind === "provider") {
+      const hwm = highWaterMark(pid);
+      if (hwm !== undefined) peaks.set(pid, hwm);
+    }
+  };
+  let atStart = true;
+  const discover = () => {
     for (const p of processes(simPid)) {
+      if (readings.has(p.pid)) continue;
       const kind = processKind(p.args, p.underRoot);
       if (!kind || (!p.underRoot && !p.cwd.startsWith(programDir))) continue;
-      const used = cpuMs(p.pid);
+      const used = cpuMs(p.pid, REAPED_KINDS.has(kind));
       if (used === undefined) continue;
-      const seen = readings.get(p.pid);
-      if (seen) seen.last = used;
-      else readings.set(p.pid, { kind, first: firstSample ? used : 0, last: used });
-      if (kind === "provider") {
-        const hwm = highWaterMark(p.pid);
-        if (hwm !== undefined) peaks.set(p.pid, hwm);
-      }
+      readings.set(p.pid, { kind, first: atStart ? used : 0, last: used });
+      read(p.pid, readings.get(p.pid)!);
     }
-    firstSample = false;
+    atStart = false;
   };
-  sample();
-  const timer = setInterval(sample, everyMs);
+  const readAll = () => {
+    for (const [pid, r] of readings) read(pid, r);
+  };
+  discover();
+  const timers = [setInterval(discover, every.discoverMs), setInterval(readAll, every.readMs)];
   return {
     stop() {
-      clearInterval(timer);
-      sample();
+      for (const t of timers) clearInterval(t);
+      readAll();
+      discover();
       return { providerPeaks: peaks, cpuByKind: cpuTotals([...readings.values()]) };
     },
   };
