@@ -46,7 +46,8 @@ export interface MachineCpu {
   busy?: number;
   /** Share taken by the hypervisor for other guests, 0–1. */
   steal?: number;
-  /** CPU milliseconds of `cpuSpeedProbe`'s fixed work (lower is faster; 83–94 ms on the bench machine when quiet). */
+  /** CPU milliseconds of `cpuSpeedProbe`'s fixed work (lower is faster; on the bench machine when quiet 83–94 ms as
+   * best of 3, 77–97 ms since the untimed pass before them). */
   speedMs?: number;
 }
 
