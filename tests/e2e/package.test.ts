@@ -49,11 +49,13 @@ describe("e2e: the packed package in a fresh Pulumi project", function () {
   });
 
   it("the tarball holds the SDK, provider, CLI, sim, protos and the toolchain's Go module, and no tests, benchmarks or maps", () => {
-    const stray = packed.files.filter((f) => !/^(bin\/talos-gate|dist\/(cli|provider|sdk|sim)\/.+\.js|dist\/sdk\/.+\.d\.ts|dist\/vendor\/client-node\.(js|LICENSE)|proto\/[^/]+\.proto|scripts\/go\/kube\/go\.(mod|sum)|README\.md|CHANGELOG\.md|package\.json)$/.test(f));
+    const stray = packed.files.filter((f) => !/^(bin\/talos-gate|dist\/(cli|provider|sdk|sim)\/.+\.js|dist\/sdk\/.+\.d\.ts|dist\/vendor\/client-node\.(js|LICENSE)|proto\/[^/]+\.proto|scripts\/go\/kube\/go\.(mod|sum)|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/.test(f));
     assert.deepEqual(stray, [], "only what users run");
+    // package.json says Apache-2.0, whose §4 asks that a copy of the license go with the work.
+    assert.match(fs.readFileSync(path.join(packageRoot, "LICENSE"), "utf8"), /Apache License\s+Version 2\.0, January 2004/);
     assert.deepEqual(packed.files.filter((f) => /(^|\/)(tests|bench)\//.test(f) || f.endsWith(".map")), []);
     for (const f of ["bin/talos-gate", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/handlers/index.js", "dist/cli/main.js",
-      "dist/sim/daemon.js", "dist/vendor/client-node.js", "dist/vendor/client-node.LICENSE", "proto/talos-wire-subset.proto", "scripts/go/kube/go.mod", "scripts/go/kube/go.sum", "CHANGELOG.md"]) {
+      "dist/sim/daemon.js", "dist/vendor/client-node.js", "dist/vendor/client-node.LICENSE", "proto/talos-wire-subset.proto", "scripts/go/kube/go.mod", "scripts/go/kube/go.sum", "CHANGELOG.md", "LICENSE"]) {
       assert.ok(packed.files.includes(f), `ships ${f}`);
     }
     // 0.1.0 shipped 478 files, 464 KB packed, most of them compiled tests and benchmarks; now ~215 files, ~730 KB.
