@@ -142,13 +142,16 @@ export interface SampleEvery { discoverMs: number; readMs: number }
 export function processSampler(programDir: string, simPid: number, every: SampleEvery): { stop(): ProcessSample } {
   const readings = new Map<number, Reading>();
   const peaks = new Map<number, number>();
-  const read = (pid: number, r: Reading) => {
+  /** Reads a process's CPU (and the provider's peak) into `r`; false once it is gone. */
+  const read = (pid: number, r: Reading): boolean => {
     const used = cpuMs(pid, REAPED_KINDS.has(r.kind));
-    if (used !== undefined) r.last = used;
+    if (used === undefined) return false;
+    r.last = used;
     if (r.kind === "provider") {
       const hwm = highWaterMark(pid);
       if (hwm !== undefined) peaks.set(pid, hwm);
     }
+    return true;
   };
   let atStart = true;
   const discover = () => {
@@ -156,10 +159,10 @@ export function processSampler(programDir: string, simPid: number, every: Sample
       if (readings.has(p.pid)) continue;
       const kind = processKind(p.args, p.underRoot);
       if (!kind || (!p.underRoot && !p.cwd.startsWith(programDir))) continue;
-      const used = cpuMs(p.pid, REAPED_KINDS.has(kind));
-      if (used === undefined) continue;
-      readings.set(p.pid, { kind, first: atStart ? used : 0, last: used });
-      read(p.pid, readings.get(p.pid)!);
+      const r: Reading = { kind, first: 0, last: 0 };
+      if (!read(p.pid, r)) continue;
+      if (atStart) r.first = r.last; // running already: only what it does from now on counts
+      readings.set(p.pid, r);
     }
     atStart = false;
   };
